@@ -1,0 +1,177 @@
+// graft/registry.hpp - op schemas, converter handlers and generator handlers, keyed by name.
+//
+// A Registry is an object: tests make their own, a host may keep several, and a plugin
+// registers into the one it is given. Registering a key that is taken is an error that names
+// who holds it. Everything here is inline so a plugin builds from the headers alone.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graft/backend/native_kernel.hpp"
+#include "graft/error.hpp"
+#include "graft/ir/graph.hpp"
+
+namespace graft {
+
+class LayerContext;
+
+/// The type of a value an operator produces.
+struct TensorType {
+    Order order;
+    Shape shape;
+    DType dtype = DType::float32;
+};
+
+/// What an operator type means. `infer` and `required_order` see the operator with its inputs
+/// bound and its attributes set.
+struct OpSchema {
+    std::string type;
+    /// Input names in their usual order; a name ending in '?' is optional. Ignored when variadic.
+    std::vector<std::string> inputs;
+    /// Inputs named x0, x1, ... (at least `min_inputs`).
+    bool variadic = false;
+    std::size_t min_inputs = 1;
+    /// The outputs and their types, computed from inputs and attributes. Throws ShapeError.
+    std::function<std::vector<std::pair<std::string, TensorType>>(const Operator&)> infer;
+    /// The order an input must be in, if the operator needs one (nullopt: any order).
+    std::function<std::optional<Order>(const Operator&, const std::string& input)> required_order;
+    /// Output "y" may be written over input "x" (elementwise ops).
+    bool inplace = false;
+    /// Output "y" is input "x" reinterpreted, same bytes (reshape).
+    bool alias = false;
+    std::string doc;
+};
+
+using ConverterFn = std::function<void(LayerContext&)>;
+
+/// Who registered a handler; a plugin's entry keeps its shared library loaded.
+struct HandlerOwner {
+    std::string name = "graft";
+    std::shared_ptr<const void> keepalive;
+};
+
+template <class H>
+class HandlerTable {
+public:
+    struct Entry {
+        H handler;
+        HandlerOwner owner;
+    };
+
+    void add(const std::string& what, const std::string& key, H handler, const HandlerOwner& owner) {
+        auto it = entries_.find(key);
+        if (it != entries_.end())
+            throw RegistryError(what + " '" + key + "' is already registered by " + it->second.owner.name +
+                                (owner.name.empty() ? "" : " (refused for " + owner.name + ")"));
+        entries_.emplace(key, Entry{std::move(handler), owner});
+    }
+    const Entry* find(const std::string& key) const {
+        auto it = entries_.find(key);
+        return it == entries_.end() ? nullptr : &it->second;
+    }
+    const std::map<std::string, Entry>& entries() const noexcept { return entries_; }
+
+private:
+    std::map<std::string, Entry> entries_;
+};
+
+class Registry {
+public:
+    Registry() = default;
+    Registry(const Registry&) = delete;
+    Registry& operator=(const Registry&) = delete;
+
+    // ---- op schemas ----------------------------------------------------------------------
+    void add_op(OpSchema s) {
+        if (s.type.empty() || !s.infer) throw RegistryError("an op schema needs a type and an infer function");
+        auto key = s.type;
+        ops_.add("op type", key, std::move(s), owner_);
+    }
+    const OpSchema* find_op(const std::string& type) const {
+        auto* e = ops_.find(type);
+        return e ? &e->handler : nullptr;
+    }
+    const OpSchema& op(const std::string& type) const {
+        if (auto* s = find_op(type)) return *s;
+        throw UnsupportedError("unknown op type '" + type + "': no schema is registered for it (is the plugin that defines it loaded? use --plugin or GRAFT_PLUGIN_PATH)");
+    }
+    const HandlerTable<OpSchema>& ops() const noexcept { return ops_; }
+
+    // ---- converter handlers, keyed by (frontend, layer class) ---------------------------
+    void add_converter(const std::string& frontend, const std::string& layer_class, ConverterFn fn) {
+        converters_.add("converter", frontend + ":" + layer_class, std::move(fn), owner_);
+    }
+    const ConverterFn* find_converter(const std::string& frontend, const std::string& layer_class) const {
+        auto* e = converters_.find(frontend + ":" + layer_class);
+        return e ? &e->handler : nullptr;
+    }
+    const HandlerTable<ConverterFn>& converters() const noexcept { return converters_; }
+
+    // ---- generator handlers, keyed by (backend, op type) --------------------------------
+    void add_native_generator(const std::string& op_type, native::KernelFactory f) {
+        native_.add("native generator", op_type, std::move(f), owner_);
+    }
+    const HandlerTable<native::KernelFactory>::Entry* find_native_generator(const std::string& op_type) const {
+        return native_.find(op_type);
+    }
+    const HandlerTable<native::KernelFactory>& native_generators() const noexcept { return native_; }
+
+    // ---- ownership -----------------------------------------------------------------------
+    /// While alive, everything registered is recorded as owned by `owner` (a plugin).
+    class OwnerScope {
+    public:
+        OwnerScope(Registry& r, HandlerOwner owner) : r_(r), saved_(std::move(r.owner_)) { r_.owner_ = std::move(owner); }
+        ~OwnerScope() { r_.owner_ = std::move(saved_); }
+        OwnerScope(const OwnerScope&) = delete;
+        OwnerScope& operator=(const OwnerScope&) = delete;
+
+    private:
+        Registry& r_;
+        HandlerOwner saved_;
+    };
+
+private:
+    HandlerOwner owner_;
+    HandlerTable<OpSchema> ops_;
+    HandlerTable<ConverterFn> converters_;
+    HandlerTable<native::KernelFactory> native_;
+};
+
+// ---- building operators through their schema ----------------------------------------------
+
+/// Adds operator `type` to `g`: runs the schema's inference and creates its output variables
+/// (named "<name>:<output>" or "<name>" for a single output "y"). Returns the new operator.
+inline Operator* add_op(Graph& g, const Registry& reg, const std::string& type, const std::string& name,
+                        NamedVars inputs, Attributes attrs = {}) {
+    const OpSchema& s = reg.op(type);
+    Operator probe(type, name, inputs, attrs);
+    auto types = s.infer(probe);
+    NamedVars outs;
+    for (auto& [oname, t] : types) {
+        auto vname = g.unique_name(types.size() == 1 && oname == "y" ? name : name + ":" + oname);
+        outs.emplace_back(oname, g.add_variable(vname, t.dtype, t.order, t.shape));
+    }
+    return g.add_op(type, name, std::move(inputs), std::move(outs), std::move(attrs));
+}
+
+/// Re-runs every schema's inference in topological order and updates the output variables;
+/// used when the batch size is fixed for compilation and after rewrites. ShapeError on conflict.
+inline void infer_shapes(Graph& g, const Registry& reg) {
+    for (Operator* op : g.topological_order()) {
+        auto types = reg.op(op->type()).infer(*op);
+        for (auto& [oname, t] : types) {
+            Variable* v = op->output_or_null(oname);
+            if (!v) throw GraphError(op->describe() + ": inference yields output '" + oname + "' the operator does not have");
+            v->set_type(t.order, t.shape);
+            v->set_dtype(t.dtype);
+        }
+    }
+}
+
+}  // namespace graft

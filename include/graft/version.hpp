@@ -1,0 +1,11 @@
+// graft/version.hpp - the library version.
+#pragma once
+
+#define GRAFT_VERSION_MAJOR 0
+#define GRAFT_VERSION_MINOR 1
+#define GRAFT_VERSION_PATCH 0
+#define GRAFT_VERSION_STRING "0.1.0"
+
+namespace graft {
+inline constexpr const char* version_string() noexcept { return GRAFT_VERSION_STRING; }
+}  // namespace graft

@@ -1,0 +1,173 @@
+// Recurrent layers (SimpleRNN, LSTM, GRU) with Keras semantics, batch-major x [N,T,I].
+//
+// The input projection x W (+ input bias) of all timesteps is one GEMM into the workspace;
+// each step then only multiplies the state by R. Workspace layout (floats):
+//   xp [N*T, G*U] | hr [N, G*U] | h [N, U] | c [N, U] | tmp [N, U]
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace graft::native::kern {
+namespace {
+
+using i64 = std::int64_t;
+
+inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(float); }
+
+struct Work {
+    float *xp, *hr, *h, *c, *tmp;
+};
+
+Work carve(const RnnParams& p, int gates, float* work) {
+    const i64 gu = gates * p.u, nu = p.n * p.u;
+    Work w;
+    w.xp = work;
+    w.hr = w.xp + p.n * p.t * gu;
+    w.h = w.hr + p.n * gu;
+    w.c = w.h + nu;
+    w.tmp = w.c + nu;
+    return w;
+}
+
+void init_state(float* s, const float* s0, i64 count) {
+    if (s0)
+        std::memcpy(s, s0, bytes(count));
+    else
+        std::memset(s, 0, bytes(count));
+}
+
+/// Input projection for all timesteps: xp[N*T, G*U] = x[N*T, I] . W + bias.
+void project_inputs(const float* x, const float* W, const float* bias, const RnnParams& p, int gates, float* xp) {
+    const i64 gu = gates * p.u;
+    detail::gemm(x, p.i, W, gu, xp, gu, p.n * p.t, p.i, gu, bias, false, nullptr);
+}
+
+inline i64 time_index(const RnnParams& p, i64 s) { return p.go_backwards ? p.t - 1 - s : s; }
+
+/// Emits the state after processing step s (sequence output), and at the end the final states.
+void emit_step(const RnnParams& p, i64 s, const float* h, float* y) {
+    if (!p.return_sequences) return;
+    for (i64 n = 0; n < p.n; ++n) std::memcpy(y + (n * p.t + s) * p.u, h + n * p.u, bytes(p.u));
+}
+
+void emit_final(const RnnParams& p, const float* h, float* y, float* h_last) {
+    const i64 nu = p.n * p.u;
+    if (!p.return_sequences) std::memcpy(y, h, bytes(nu));
+    if (h_last) std::memcpy(h_last, h, bytes(nu));
+}
+
+}  // namespace
+
+std::int64_t rnn_workspace(const RnnParams& p, int gates) {
+    const i64 gu = static_cast<i64>(gates) * p.u;
+    return p.n * p.t * gu + p.n * gu + 3 * p.n * p.u;
+}
+
+void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
+                const RnnParams& p, float* work, const float* h0) {
+    const i64 U = p.u;
+    Work w = carve(p, 1, work);
+    project_inputs(x, W, b, p, 1, w.xp);
+    init_state(w.h, h0, p.n * U);
+    for (i64 s = 0; s < p.t; ++s) {
+        const i64 tt = time_index(p, s);
+        detail::gemm(w.h, U, R, U, w.hr, U, p.n, U, U, nullptr, false, nullptr);
+        for (i64 n = 0; n < p.n; ++n) {
+            float* z = w.hr + n * U;
+            const float* xr = w.xp + (n * p.t + tt) * U;
+            for (i64 j = 0; j < U; ++j) z[j] = xr[j] + z[j];
+            activation(z, w.h + n * U, U, p.act);
+        }
+        emit_step(p, s, w.h, y);
+    }
+    emit_final(p, w.h, y, h_last);
+}
+
+void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
+          const RnnParams& p, float* work, const float* h0, const float* c0) {
+    const i64 U = p.u, G = 4 * p.u;
+    Work w = carve(p, 4, work);
+    project_inputs(x, W, b, p, 4, w.xp);
+    init_state(w.h, h0, p.n * U);
+    init_state(w.c, c0, p.n * U);
+    for (i64 s = 0; s < p.t; ++s) {
+        const i64 tt = time_index(p, s);
+        detail::gemm(w.h, U, R, G, w.hr, G, p.n, U, G, nullptr, false, nullptr);
+        for (i64 n = 0; n < p.n; ++n) {
+            float* z = w.hr + n * G;
+            const float* xr = w.xp + (n * p.t + tt) * G;
+            for (i64 j = 0; j < G; ++j) z[j] = xr[j] + z[j];
+            float* gi = z;
+            float* gf = z + U;
+            float* gc = z + 2 * U;
+            float* go = z + 3 * U;
+            activation(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
+            activation(gc, gc, U, p.act);
+            activation(go, go, U, p.rec_act);
+            float* c = w.c + n * U;
+            float* h = w.h + n * U;
+            for (i64 j = 0; j < U; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+            activation(c, h, U, p.act);
+            for (i64 j = 0; j < U; ++j) h[j] = go[j] * h[j];
+        }
+        emit_step(p, s, w.h, y);
+    }
+    emit_final(p, w.h, y, h_last);
+    if (c_last) std::memcpy(c_last, w.c, bytes(p.n * U));
+}
+
+void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
+         const RnnParams& p, float* work, const float* h0) {
+    const i64 U = p.u, G = 3 * p.u;
+    Work w = carve(p, 3, work);
+    project_inputs(x, W, b, p, 3, w.xp);  // b row 0 (or the only row) is the input bias
+    init_state(w.h, h0, p.n * U);
+    const float* b_rec = (reset_after && b) ? b + G : nullptr;
+    for (i64 s = 0; s < p.t; ++s) {
+        const i64 tt = time_index(p, s);
+        if (reset_after) {
+            // hr = h R + b_rec for all three gates.
+            detail::gemm(w.h, U, R, G, w.hr, G, p.n, U, G, b_rec, false, nullptr);
+        } else {
+            // hr[:, z|r] = h R[:, z|r]; the candidate's recurrent part needs r first.
+            detail::gemm(w.h, U, R, G, w.hr, G, p.n, U, 2 * U, nullptr, false, nullptr);
+        }
+        for (i64 n = 0; n < p.n; ++n) {
+            float* z = w.hr + n * G;
+            const float* xr = w.xp + (n * p.t + tt) * G;
+            for (i64 j = 0; j < 2 * U; ++j) z[j] = xr[j] + z[j];
+            activation(z, z, 2 * U, p.rec_act);  // z and r
+            if (reset_after) {
+                const float* r = z + U;
+                float* hh = z + 2 * U;
+                const float* xh = xr + 2 * U;
+                for (i64 j = 0; j < U; ++j) hh[j] = xh[j] + r[j] * hh[j];
+            } else {
+                const float* r = z + U;
+                const float* h = w.h + n * U;
+                float* rh = w.tmp + n * U;
+                for (i64 j = 0; j < U; ++j) rh[j] = r[j] * h[j];
+            }
+        }
+        if (!reset_after) {
+            // hr[:, h] = (r*h) Rh, then add the input part.
+            detail::gemm(w.tmp, U, R + 2 * U, G, w.hr + 2 * U, G, p.n, U, U, nullptr, false, nullptr);
+            for (i64 n = 0; n < p.n; ++n) {
+                float* hh = w.hr + n * G + 2 * U;
+                const float* xh = w.xp + (n * p.t + tt) * G + 2 * U;
+                for (i64 j = 0; j < U; ++j) hh[j] = xh[j] + hh[j];
+            }
+        }
+        for (i64 n = 0; n < p.n; ++n) {
+            const float* zg = w.hr + n * G;
+            float* hh = w.hr + n * G + 2 * U;
+            float* h = w.h + n * U;
+            activation(hh, hh, U, p.act);
+            for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
+        }
+        emit_step(p, s, w.h, y);
+    }
+    emit_final(p, w.h, y, h_last);
+}
+
+}  // namespace graft::native::kern

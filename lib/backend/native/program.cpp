@@ -1,0 +1,85 @@
+#include "backend/native/program.hpp"
+
+#include <algorithm>
+
+namespace graft::native {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+
+class Builder final : public KernelBuilder {
+public:
+    Builder(const Operator& op, const optimize::MemoryPlan& plan, std::size_t workspace_offset,
+            std::vector<std::shared_ptr<const std::vector<float>>>& kept)
+        : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept) {}
+
+    const Operator& op() const override { return op_; }
+
+    Slot slot(const Variable* v) override {
+        if (v->is_constant()) {
+            const auto& data = static_cast<const ConstantVariable*>(v)->shared_data();
+            kept_.push_back(data);
+            return Slot{data->data(), 0};
+        }
+        auto it = plan_.offset.find(v);
+        if (it == plan_.offset.end()) throw GraphError(op_.describe() + ": " + v->describe() + " has no place in the memory plan");
+        return Slot{nullptr, it->second};
+    }
+    const float* keep(std::shared_ptr<const std::vector<float>> data) override {
+        kept_.push_back(data);
+        return data->data();
+    }
+    Slot workspace(std::size_t floats) override {
+        workspace_floats_ = std::max(workspace_floats_, floats);
+        return Slot{nullptr, workspace_offset_};
+    }
+    std::size_t workspace_floats() const noexcept { return workspace_floats_; }
+
+private:
+    const Operator& op_;
+    const optimize::MemoryPlan& plan_;
+    std::size_t workspace_offset_;
+    std::vector<std::shared_ptr<const std::vector<float>>>& kept_;
+    std::size_t workspace_floats_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
+    std::shared_ptr<Program> p(new Program());
+    p->graph_ = std::move(g);
+    const Graph& graph = p->graph_;
+    p->plan_ = optimize::plan_memory(graph);
+    const std::size_t ws_offset = (p->plan_.arena_bytes + kAlign - 1) / kAlign * kAlign;
+    std::size_t ws_floats = 0;
+    for (const Operator* op : graph.topological_order()) {
+        const auto* gen = reg.find_native_generator(op->type());
+        if (!gen)
+            throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +
+                                   ": the native backend has no kernel for op type '" + op->type() + "'");
+        Builder b(*op, p->plan_, ws_offset, p->kept_);
+        auto kernel = gen->handler(b);
+        if (!kernel) throw GraphError(op->describe() + ": the native generator returned no kernel");
+        ws_floats = std::max(ws_floats, b.workspace_floats());
+        p->kernels_.push_back(std::move(kernel));
+        if (gen->owner.keepalive) p->owners_.push_back(gen->owner);
+    }
+    p->arena_bytes_ = ws_offset + ws_floats * sizeof(float);
+    if (p->arena_bytes_ == 0) p->arena_bytes_ = kAlign;
+    for (const Variable* v : graph.inputs()) {
+        p->inputs_.push_back(Slot{nullptr, p->plan_.offset.at(v)});
+        p->input_shapes_.push_back(v->shape());
+    }
+    for (const Variable* v : graph.outputs()) {
+        if (v->is_constant()) {
+            p->outputs_.push_back(Slot{static_cast<const ConstantVariable*>(v)->data().data(), 0});
+        } else {
+            p->outputs_.push_back(Slot{nullptr, p->plan_.offset.at(v)});
+        }
+        p->output_shapes_.push_back(v->shape());
+    }
+    return p;
+}
+
+}  // namespace graft::native

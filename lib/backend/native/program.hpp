@@ -1,0 +1,45 @@
+// A graph compiled for the native backend at one batch size: kernels bound to arena offsets
+// and to constant data, run in order. Immutable once built; sessions bring the arena.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "graft/backend/native_kernel.hpp"
+#include "graft/optimize/passes.hpp"
+#include "graft/registry.hpp"
+
+namespace graft::native {
+
+class Program {
+public:
+    /// Compiles `g`, whose shapes must be concrete and whose layouts must be legal.
+    static std::shared_ptr<const Program> compile(Graph g, const Registry& reg);
+
+    std::size_t arena_bytes() const noexcept { return arena_bytes_; }
+    const optimize::MemoryPlan& plan() const noexcept { return plan_; }
+    const std::vector<Slot>& inputs() const noexcept { return inputs_; }
+    const std::vector<Slot>& outputs() const noexcept { return outputs_; }
+    const std::vector<Shape>& input_shapes() const noexcept { return input_shapes_; }
+    const std::vector<Shape>& output_shapes() const noexcept { return output_shapes_; }
+
+    /// Runs every kernel on `arena` (at least arena_bytes(), 64-byte aligned).
+    void run(std::byte* arena) const {
+        const RunContext ctx{arena};
+        for (const auto& k : kernels_) k->run(ctx);
+    }
+
+private:
+    Program() = default;
+    Graph graph_;                                          // the specialized graph (constants live here)
+    std::vector<HandlerOwner> owners_;                     // keeps plugin libraries loaded
+    std::vector<std::shared_ptr<const std::vector<float>>> kept_;
+    std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
+    optimize::MemoryPlan plan_;
+    std::size_t arena_bytes_ = 0;
+    std::vector<Slot> inputs_, outputs_;
+    std::vector<Shape> input_shapes_, output_shapes_;
+};
+
+}  // namespace graft::native

@@ -1,0 +1,49 @@
+// The layer graph of a Keras model config, normalized across Keras generations: Sequential
+// (list or {"layers"}; with or without an InputLayer) and Functional ("Model"/"Functional";
+// Keras 1/2 list-style and Keras 3 dict-style inbound nodes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "graft/ir/variable.hpp"
+
+namespace graft::keras {
+
+/// Output `tensor` of the `node`-th call of layer `layer`.
+struct TensorRef {
+    std::string layer;
+    int node = 0;
+    int tensor = 0;
+};
+
+struct LayerSpec {
+    std::string name;
+    std::string class_name;
+    const rapidjson::Value* config = nullptr;       // the layer's "config" object
+    std::vector<std::vector<TensorRef>> calls;     // inbound tensors of each call (node)
+};
+
+struct InputSpec {
+    std::string name;  // Keras input layer name
+    Shape shape;       // with the batch as kDynamic
+    std::string dtype;
+};
+
+struct ModelSpec {
+    std::string class_name;
+    std::vector<InputSpec> inputs;
+    std::vector<LayerSpec> layers;  // every non-input layer, in config order
+    std::vector<TensorRef> input_refs;   // the tensor each input stands for
+    std::vector<TensorRef> outputs;
+};
+
+/// Normalizes a model config. `file` names the file in errors.
+ModelSpec parse_model_config(const rapidjson::Value& model_config, const std::string& file, const std::string& keras_version);
+
+/// Keras' "ThisName" -> "this_name" (how Keras 1 names an implicit Sequential input).
+std::string snake_case(const std::string& class_name);
+
+}  // namespace graft::keras

@@ -1,0 +1,42 @@
+// A Keras model on disk: the model config (JSON) and lazy access to each layer's weights.
+// Reads full-model .h5 files and model.to_json() + save_weights() pairs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "frontend/keras/h5_file.hpp"
+#include "graft/frontend/layer.hpp"
+
+namespace graft::keras {
+
+class ModelFile {
+public:
+    /// `path` is a full-model .h5, or a model.to_json() file when `weights_path` is given.
+    ModelFile(const std::string& path, const std::string& weights_path);
+
+    const std::string& path() const noexcept { return path_; }
+    const std::string& keras_version() const noexcept { return keras_version_; }
+    const std::string& backend() const noexcept { return backend_; }
+    /// {"class_name": ..., "config": ...}
+    const rapidjson::Value& model_config() const { return doc_; }
+
+    /// The weights of one layer, in the order of its weight_names; empty if it has none.
+    /// FormatError if a listed dataset is missing or unreadable.
+    std::vector<WeightArray> layer_weights(const std::string& layer) const;
+    /// Whether the file lists this layer at all.
+    bool has_layer(const std::string& layer) const;
+
+private:
+    std::string path_, weights_file_, keras_version_, backend_;
+    rapidjson::Document doc_;
+    std::unique_ptr<h5::File> weights_;  // the file holding layer_names and the layer groups
+    std::string weights_root_;           // "/model_weights" or "/"
+    std::vector<std::string> layer_names_;
+};
+
+}  // namespace graft::keras

@@ -1,0 +1,66 @@
+// Helpers shared by the built-in op families (schemas and native generators).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/native/kernels/kernels.hpp"
+#include "graft/registry.hpp"
+
+namespace graft::ops {
+
+using Outputs = std::vector<std::pair<std::string, TensorType>>;
+
+[[noreturn]] inline void shape_fail(const Operator& op, const std::string& msg) {
+    throw ShapeError(op.describe() + ": " + msg);
+}
+
+inline const Variable& in(const Operator& op, const char* name) { return *op.input(name); }
+
+/// Checks that `v` has exactly the axes of `o` (in any order).
+inline void expect_axes(const Operator& op, const Variable& v, const Order& o, const char* what) {
+    if (!v.order().same_axes(o))
+        shape_fail(op, std::string(what) + " " + v.describe() + " should have the axes " + o.str());
+}
+
+/// Product of dimensions [from, to) of a shape.
+inline std::int64_t prod(const Shape& s, std::size_t from, std::size_t to) {
+    std::int64_t p = 1;
+    for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+    return p;
+}
+
+/// View of a variable as [outer, len, inner] around axis `a`.
+struct Split3 {
+    std::int64_t outer, len, inner;
+};
+inline Split3 split_at(const Variable& v, const Axis& a) {
+    std::size_t i = v.order().index(a);
+    return {prod(v.shape(), 0, i), v.shape()[i], prod(v.shape(), i + 1, v.ndim())};
+}
+
+/// Activation attributes ("activation", "alpha", "max_value", "threshold") as kernel params.
+native::kern::ActParams act_params(const Operator& op, const std::string& fn);
+/// Every activation name the kernels know.
+bool is_known_activation(const std::string& fn);
+
+/// Output size and leading pad of one spatial dimension, TF/Keras rules.
+struct Span {
+    std::int64_t out, pad_begin;
+};
+Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
+               const std::string& padding);
+
+/// Registration of each family into a registry.
+void register_linear(Registry& r);
+void register_conv(Registry& r);
+void register_pool(Registry& r);
+void register_elementwise(Registry& r);
+void register_normalization(Registry& r);
+void register_shape(Registry& r);
+void register_recurrent(Registry& r);
+
+}  // namespace graft::ops

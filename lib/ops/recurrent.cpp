@@ -1,0 +1,98 @@
+// Recurrent layers: SimpleRNN, LSTM and GRU over x NTC with Keras weight layouts
+// (w CN [in, gates*units], r CN [units, gates*units], b C). Outputs y (NTC with
+// return_sequences, else NC) and, with return_state, h (and c for LSTM).
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+namespace {
+
+int gates_of(const std::string& type) { return type == "LSTM" ? 4 : type == "GRU" ? 3 : 1; }
+
+native::kern::RnnParams rnn_params(const Operator& op) {
+    const Variable& x = in(op, "x");
+    expect_axes(op, x, OrderNTC, "input");
+    const int g = gates_of(op.type());
+    const std::int64_t u = op.attr<std::int64_t>("units");
+    native::kern::RnnParams p;
+    p.n = x.size(Axis::N), p.t = x.size(Axis::T), p.i = x.size(Axis::C), p.u = u;
+    p.return_sequences = op.attr_or<bool>("return_sequences", false);
+    p.go_backwards = op.attr_or<bool>("go_backwards", false);
+    p.act = act_params(op, op.attr_or<std::string>("activation", "tanh"));
+    p.rec_act = act_params(op, op.attr_or<std::string>("recurrent_activation", "sigmoid"));
+    const Variable& w = in(op, "w");
+    const Variable& r = in(op, "r");
+    if (w.order() != OrderCN || w.shape() != Shape{p.i, g * u})
+        shape_fail(op, "kernel " + w.describe() + " should be CN " + shape_str({p.i, g * u}));
+    if (r.order() != OrderCN || r.shape() != Shape{u, g * u})
+        shape_fail(op, "recurrent kernel " + r.describe() + " should be CN " + shape_str({u, g * u}));
+    if (auto* b = op.input_or_null("b")) {
+        const bool two_rows = op.type() == "GRU" && op.attr_or<bool>("reset_after", false);
+        const std::int64_t n = (two_rows ? 2 : 1) * g * u;
+        if (b->order() != OrderC || b->shape()[0] != n) shape_fail(op, "bias " + b->describe() + " should be C [" + std::to_string(n) + "]");
+    }
+    if (p.t < 1 && p.t != kDynamic) shape_fail(op, "needs at least one timestep");
+    return p;
+}
+
+Outputs infer_rnn(const Operator& op) {
+    auto p = rnn_params(op);
+    Outputs out;
+    if (p.return_sequences) out.push_back({"y", {OrderNTC, {p.n, p.t, p.u}}});
+    else out.push_back({"y", {OrderNC, {p.n, p.u}}});
+    if (op.attr_or<bool>("return_state", false)) {
+        out.push_back({"h", {OrderNC, {p.n, p.u}}});
+        if (op.type() == "LSTM") out.push_back({"c", {OrderNC, {p.n, p.u}}});
+    }
+    return out;
+}
+
+std::optional<Order> order_rnn(const Operator&, const std::string& input) {
+    if (input == "x") return OrderNTC;
+    if (input == "b") return OrderC;
+    return OrderCN;
+}
+
+std::unique_ptr<native::Kernel> build_rnn(native::KernelBuilder& b) {
+    const Operator& op = b.op();
+    auto p = rnn_params(op);
+    const int g = gates_of(op.type());
+    const bool reset_after = op.attr_or<bool>("reset_after", false);
+    auto work = b.workspace(static_cast<std::size_t>(native::kern::rnn_workspace(p, g)));
+    auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
+    std::optional<native::Slot> bias, h, cst;
+    if (op.has_input("b")) bias = b.in("b");
+    if (op.output_or_null("h")) h = b.out("h");
+    if (op.output_or_null("c")) cst = b.out("c");
+    const std::string type = op.type();
+    auto opt = [](const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; };
+    if (type == "LSTM")
+        return native::make_kernel([=](const native::RunContext& c) {
+            native::kern::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work));
+        });
+    if (type == "GRU")
+        return native::make_kernel([=](const native::RunContext& c) {
+            native::kern::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work));
+        });
+    return native::make_kernel([=](const native::RunContext& c) {
+        native::kern::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work));
+    });
+}
+
+}  // namespace
+
+void register_recurrent(Registry& r) {
+    for (const char* type : {"SimpleRNN", "LSTM", "GRU"}) {
+        OpSchema s;
+        s.type = type;
+        s.inputs = {"x", "w", "r", "b?"};
+        s.infer = infer_rnn;
+        s.required_order = order_rnn;
+        s.doc = "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
+                "return_state, go_backwards (GRU: reset_after)";
+        r.add_op(std::move(s));
+        r.add_native_generator(type, build_rnn);
+    }
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,32 @@
+// The built-in registry: every op family and every Keras converter graft ships.
+#include "frontend/keras/layers/layers.hpp"
+#include "graft/graft.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft {
+
+std::unique_ptr<Registry> make_builtin_registry() {
+    auto r = std::make_unique<Registry>();
+    ops::register_linear(*r);
+    ops::register_conv(*r);
+    ops::register_pool(*r);
+    ops::register_elementwise(*r);
+    ops::register_normalization(*r);
+    ops::register_shape(*r);
+    ops::register_recurrent(*r);
+    keras::register_core(*r);
+    keras::register_conv(*r);
+    keras::register_pooling(*r);
+    keras::register_normalization(*r);
+    keras::register_merge(*r);
+    keras::register_activations(*r);
+    keras::register_recurrent(*r);
+    return r;
+}
+
+Registry& default_registry() {
+    static std::unique_ptr<Registry> r = make_builtin_registry();
+    return *r;
+}
+
+}  // namespace graft
