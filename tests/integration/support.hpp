@@ -1,0 +1,121 @@
+// tests/integration/support.hpp - what the integration tests share: data paths, temporary
+// directories, running the graft CLI, reading .npy files and comparing tensors.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <xtensor/xnpy.hpp>
+
+#include "graft/tensor.hpp"
+
+namespace graft_test {
+
+namespace fs = std::filesystem;
+
+/// A path under the source tree, e.g. source_path("tests/fixtures/bad/truncated.h5").
+inline fs::path source_path(const std::string& relative) { return fs::path(GRAFT_SOURCE_DIR) / relative; }
+
+/// A fresh empty directory, removed with everything in it at the end of the scope.
+class TempDir {
+public:
+    TempDir() {
+        static std::atomic<unsigned> counter{0};
+        path_ = fs::temp_directory_path() / fmt::format("graft_test_{}_{}", ::getpid(), counter++);
+        fs::remove_all(path_);
+        fs::create_directories(path_);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        fs::remove_all(path_, ignored);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    const fs::path& path() const noexcept { return path_; }
+    fs::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+    fs::path path_;
+};
+
+inline std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct CliResult {
+    int exit_code = -1;  ///< the exit status; 128 + signal if the tool was killed by one
+    std::string out, err;
+
+    std::vector<std::string> err_lines() const {
+        std::vector<std::string> lines;
+        std::istringstream in(err);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        return lines;
+    }
+};
+
+inline std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+/// Runs the graft tool (GRAFT_CLI) with `args` and captures its exit code, stdout and stderr.
+inline CliResult run_cli(const std::vector<std::string>& args) {
+    TempDir io;
+    std::string cmd = shell_quote(GRAFT_CLI);
+    for (const auto& a : args) cmd += " " + shell_quote(a);
+    cmd += " </dev/null >" + shell_quote((io / "out").string()) + " 2>" + shell_quote((io / "err").string());
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    r.out = read_text(io / "out");
+    r.err = read_text(io / "err");
+    return r;
+}
+
+/// A float32 .npy file as a Tensor.
+inline graft::Tensor load_npy(const fs::path& p) {
+    auto a = xt::load_npy<float>(p.string());
+    return graft::Tensor(graft::Shape(a.shape().begin(), a.shape().end()), std::vector<float>(a.begin(), a.end()));
+}
+
+/// How far `got` is from `ref`: an element is off when |got - ref| > atol + rtol * |ref| (or NaN).
+struct Comparison {
+    bool same_shape = false;
+    double max_abs_err = 0;
+    std::size_t num_off = 0;
+    std::size_t first_off = 0;
+
+    bool ok() const noexcept { return same_shape && num_off == 0; }
+};
+
+inline Comparison compare(const graft::Tensor& got, const graft::Tensor& ref, double atol, double rtol) {
+    Comparison c;
+    c.same_shape = got.shape() == ref.shape();
+    if (!c.same_shape) return c;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double err = std::fabs(double(got.data()[i]) - double(ref.data()[i]));
+        if (!(err <= atol + rtol * std::fabs(double(ref.data()[i])))) {
+            if (c.num_off++ == 0) c.first_off = i;
+        }
+        c.max_abs_err = std::isnan(err) || std::isnan(c.max_abs_err) ? NAN : std::fmax(c.max_abs_err, err);
+    }
+    return c;
+}
+
+}  // namespace graft_test

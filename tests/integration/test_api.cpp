@@ -1,0 +1,103 @@
+// The host API: dynamic batch, concurrent sessions, and typed errors for bad model files.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "graft/frontend/keras.hpp"
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+using namespace graft_test;
+
+namespace {
+
+/// Rows [begin, end) of a tensor along its first (batch) dimension.
+graft::Tensor rows(const graft::Tensor& t, std::int64_t begin, std::int64_t end) {
+    graft::Shape s = t.shape();
+    const auto per = static_cast<std::size_t>(t.size() / static_cast<std::size_t>(s[0]));
+    s[0] = end - begin;
+    return graft::Tensor(s, t.data() + per * static_cast<std::size_t>(begin), per * static_cast<std::size_t>(end - begin));
+}
+
+const fs::path kShared = source_path("tests/fixtures/keras/functional_shared_layer");
+
+}  // namespace
+
+TEST_CASE("api: the batch is free; every batch size matches the reference", "[api]") {
+    auto model = graft::load((kShared / "model.h5").string());
+    REQUIRE(model.num_inputs() == 2);
+    REQUIRE(model.num_outputs() == 2);
+    REQUIRE(model.input_shape(0)[0] == graft::kDynamic);
+    std::vector<graft::Tensor> in, ref;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i) in.push_back(load_npy(kShared / ("input_" + model.input_name(i) + ".npy")));
+    for (std::size_t i = 0; i < model.num_outputs(); ++i) ref.push_back(load_npy(kShared / ("output_" + model.output_name(i) + ".npy")));
+    const std::int64_t n = in[0].shape()[0];
+    REQUIRE(n >= 2);
+    for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{0, n}, {0, 1}, {1, n}, {0, n}}) {
+        auto out = model.run(std::vector<graft::Tensor>{rows(in[0], b, e), rows(in[1], b, e)});
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            auto c = compare(out[i], rows(ref[i], b, e), 1e-5, 1e-5);
+            INFO("rows " << b << ".." << e << " output " << model.output_name(i) << " max err " << c.max_abs_err);
+            REQUIRE(c.ok());
+        }
+    }
+}
+
+TEST_CASE("api: sessions on one model run in parallel", "[api]") {
+    auto model = graft::load((kShared / "model.h5").string());
+    std::map<std::string, graft::Tensor> in;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i)
+        in.emplace(model.input_name(i), load_npy(kShared / ("input_" + model.input_name(i) + ".npy")));
+    const auto ref = load_npy(kShared / ("output_" + model.output_name(0) + ".npy"));
+    std::vector<int> ok(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            auto session = model.session();
+            bool all = true;
+            for (int k = 0; k < 50; ++k) all = all && compare(session.run(in).at(model.output_name(0)), ref, 1e-5, 1e-5).ok();
+            ok[static_cast<std::size_t>(t)] = all;
+        });
+    for (auto& th : threads) th.join();
+    REQUIRE(ok == std::vector<int>(4, 1));
+}
+
+TEST_CASE("api: inputs are checked by name and shape", "[api][errors]") {
+    auto model = graft::load((kShared / "model.h5").string());
+    auto x = load_npy(kShared / ("input_" + model.input_name(0) + ".npy"));
+    REQUIRE_THROWS_AS(model.run(std::vector<graft::Tensor>{x}), graft::ShapeError);
+    REQUIRE_THROWS_WITH(model.run({{model.input_name(0), x}}), Catch::Contains("'" + model.input_name(1) + "' is missing"));
+    REQUIRE_THROWS_WITH(model.run(std::vector<graft::Tensor>{x, graft::Tensor({1, 999})}),
+                        Catch::Contains("has shape [1, 999], expected"));
+}
+
+TEST_CASE("api: bad model files raise typed errors naming the file", "[api][errors]") {
+    const fs::path bad = source_path("tests/fixtures/bad");
+    auto path = [&](const char* f) { return (bad / f).string(); };
+    REQUIRE_THROWS_AS(graft::load(path("truncated.h5")), graft::FormatError);
+    REQUIRE_THROWS_AS(graft::load(path("not_hdf5.h5")), graft::FormatError);
+    REQUIRE_THROWS_WITH(graft::load(path("not_hdf5.h5")), Catch::Contains("not_hdf5.h5") && Catch::Contains("not an HDF5 file"));
+    REQUIRE_THROWS_AS(graft::load(path("bad_json.h5")), graft::FormatError);
+    REQUIRE_THROWS_WITH(graft::load(path("missing_weight.h5")), Catch::Contains("dense_1/bias:0") && Catch::Contains("dense_1"));
+    REQUIRE_THROWS_AS(graft::load(path("wrong_shape.h5")), graft::ShapeError);
+    REQUIRE_THROWS_WITH(graft::load(path("wrong_shape.h5")), Catch::Contains("[5, 4]") && Catch::Contains("expected [5, 6]"));
+    REQUIRE_THROWS_AS(graft::load(path("unknown_layer.h5")), graft::UnsupportedError);
+    REQUIRE_THROWS_WITH(graft::load(path("unknown_layer.h5")),
+                        Catch::Contains("FancyLayer") && Catch::Contains("OtherLayer") && Catch::Contains("plugin"));
+    REQUIRE_THROWS_AS(graft::load(path("no_such_file.h5")), graft::IOError);
+}
+
+TEST_CASE("api: the pre-flight check lists every unknown layer without converting", "[api]") {
+    auto findings = graft::keras::check(source_path("tests/fixtures/bad/unknown_layer.h5").string(), graft::default_registry());
+    REQUIRE(findings.size() == 2);
+    REQUIRE(findings[0].class_name == "FancyLayer");
+    REQUIRE(findings[1].class_name == "OtherLayer");
+    REQUIRE(findings[1].layer == "other_layer_1");
+}
+
+TEST_CASE("api: a registry without the Keras converters refuses every layer", "[api][registry]") {
+    graft::Registry empty;
+    graft::LoadOptions o;
+    o.registry = &empty;
+    REQUIRE_THROWS_WITH(graft::load((kShared / "model.h5").string(), o), Catch::Contains("cannot be converted") && Catch::Contains("Dense"));
+}

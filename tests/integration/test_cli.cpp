@@ -1,0 +1,114 @@
+// The graft tool on good input: run (named and positional inputs, --output-dir, --output, --print),
+// inspect (summary and DOT), convert (IR JSON) and --version.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "graft/version.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using graft_test::run_cli;
+using graft_test::source_path;
+using graft_test::TempDir;
+
+namespace {
+
+const fs::path kDir = source_path("tests/fixtures/keras/dense_sequential_no_input_layer");
+const std::string kModel = (kDir / "model.h5").string();
+const std::string kInput = (kDir / "input_dense_1_input.npy").string();
+
+std::vector<std::string> file_names(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+void check_matches_reference(const fs::path& got, const fs::path& ref) {
+    INFO(got << " against " << ref);
+    const auto c = graft_test::compare(graft_test::load_npy(got), graft_test::load_npy(ref), 1e-5, 1e-5);
+    INFO(c.num_off << " values off, max abs err " << c.max_abs_err);
+    CHECK(c.ok());
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version prints the library version", "[cli]") {
+    const auto r = run_cli({"--version"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == std::string("graft ") + graft::version_string() + "\n");
+}
+
+TEST_CASE("cli: run writes one .npy per output, atomically", "[cli]") {
+    TempDir tmp;
+    SECTION("named input, --output-dir (created)") {
+        const auto r =
+            run_cli({"run", kModel, "--input", "dense_1_input=" + kInput, "--output-dir", (tmp / "out/a").string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(file_names(tmp / "out/a") == std::vector<std::string>{"dense_5.npy"});
+        check_matches_reference(tmp / "out/a/dense_5.npy", kDir / "output_dense_5.npy");
+    }
+    SECTION("positional input, --output FILE") {
+        const auto r = run_cli({"run", kModel, "--input", kInput, "--output", (tmp / "y.npy").string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(file_names(tmp.path()) == std::vector<std::string>{"y.npy"});
+        check_matches_reference(tmp / "y.npy", kDir / "output_dense_5.npy");
+    }
+    SECTION("two inputs and two outputs") {
+        const auto dir = source_path("tests/fixtures/keras/functional_shared_layer");
+        const auto r = run_cli(
+            {"run", (dir / "model.h5").string(), "--input", "input_b=" + (dir / "input_input_b.npy").string(),
+             "--input", "input_a=" + (dir / "input_input_a.npy").string(), "--output-dir", tmp.path().string()});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(file_names(tmp.path()) == std::vector<std::string>{"out_a.npy", "out_b.npy"});
+        check_matches_reference(tmp / "out_a.npy", dir / "output_out_a.npy");
+        check_matches_reference(tmp / "out_b.npy", dir / "output_out_b.npy");
+    }
+    SECTION("--print alone prints the outputs and writes nothing") {
+        const auto r = run_cli({"run", kModel, "--input", kInput, "--print"});
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK_THAT(r.out, Catch::StartsWith("dense_5 [3, 3]\n"));
+        CHECK_THAT(r.out, Catch::Contains("top-3: "));
+        CHECK(fs::is_empty(tmp.path()));
+    }
+}
+
+TEST_CASE("cli: inspect prints a per-layer summary and writes DOT", "[cli]") {
+    TempDir tmp;
+    const auto r = run_cli({"inspect", kModel, "--dot", (tmp / "g.dot").string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    for (const char* layer :
+         {"dense_1 ", "dense_5 ", "Layers: 5 ", "Input  dense_1_input: [?, 5]", "Output dense_5: [?, 3]"})
+        CHECK_THAT(r.out, Catch::Contains(layer));
+    CHECK_THAT(graft_test::read_text(tmp / "g.dot"), Catch::StartsWith("digraph graft {") && Catch::EndsWith("}\n"));
+}
+
+TEST_CASE("cli: convert writes a descriptor: the IR as JSON, weights apart", "[cli]") {
+    TempDir tmp;
+    const auto r = run_cli({"convert", kModel, "-o", (tmp / "ir/").string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    rapidjson::Document doc;
+    doc.Parse(graft_test::read_text(tmp / "ir/graph.json").c_str());
+    REQUIRE_FALSE(doc.HasParseError());
+    CHECK(std::string(doc["graft_version"].GetString()) == graft::version_string());
+    CHECK(std::string(doc["inputs"][0]["name"].GetString()) == "dense_1_input");
+    CHECK(std::string(doc["outputs"][0]["name"].GetString()) == "dense_5");
+    CHECK(doc["operators"].Size() >= 5);
+    for (const auto& v : doc["variables"].GetArray()) {
+        CHECK(v.HasMember("shape"));
+        CHECK_FALSE(v.HasMember("data"));
+    }
+    CHECK(file_names(tmp / "ir") == std::vector<std::string>{"graph.json", "weights.bin"});
+}

@@ -1,0 +1,124 @@
+// The graft tool on bad input (tests/fixtures/bad/, see its README.md): a non-zero exit, exactly one
+// line "graft: error: ..." on stderr naming the file and the key fact, and no output left behind.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xnpy.hpp>
+
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using graft_test::CliResult;
+using graft_test::run_cli;
+using graft_test::source_path;
+using graft_test::TempDir;
+
+namespace {
+
+const fs::path kGoodDir = source_path("tests/fixtures/keras/dense_sequential_no_input_layer");
+const std::string kGoodModel = (kGoodDir / "model.h5").string();
+const std::string kGoodInput = (kGoodDir / "input_dense_1_input.npy").string();
+
+std::string bad_file(const std::string& name) {
+    const auto p = source_path("tests/fixtures/bad") / name;
+    INFO("error fixture " << p << " is missing: run tests/fixtures/regenerate.sh");
+    REQUIRE(fs::is_regular_file(p));
+    return p.string();
+}
+
+/// The run failed cleanly and its one stderr line holds every fact (case-insensitive).
+void check_error(const CliResult& r, const std::vector<std::string>& facts) {
+    INFO("stderr:\n" << r.err);
+    CHECK(r.exit_code > 0);
+    CHECK(r.exit_code < 126);  // an exit, not a crash
+    const auto lines = r.err_lines();
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::StartsWith("graft: error: "));
+    for (const auto& fact : facts) CHECK_THAT(lines[0], Catch::Contains(fact, Catch::CaseSensitive::No));
+}
+
+}  // namespace
+
+TEST_CASE("cli: bad model files fail with one clear line", "[cli][errors]") {
+    struct Case {
+        std::string file;
+        std::vector<std::string> facts;
+    };
+    const std::vector<Case> cases = {
+        {"truncated.h5", {"HDF5"}},
+        {"not_hdf5.h5", {"not an HDF5 file"}},
+        {"bad_json.h5", {"model_config", "JSON"}},
+        {"missing_weight.h5", {"dense_1/bias:0"}},
+        {"wrong_shape.h5", {"dense_1", "kernel", "expected", "5, 6", "5, 4"}},
+        {"unknown_layer.h5", {"FancyLayer", "OtherLayer", "plugin"}},
+    };
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.file) {
+            auto facts = c.facts;
+            facts.push_back(c.file);
+            const auto model = bad_file(c.file);
+            TempDir tmp;
+
+            check_error(run_cli({"run", model, "--input", kGoodInput, "--output-dir", (tmp / "out").string()}), facts);
+            CHECK_FALSE(fs::exists(tmp / "out"));
+
+            check_error(run_cli({"inspect", model, "--dot", (tmp / "graph.dot").string()}), facts);
+            check_error(run_cli({"convert", model, "-o", (tmp / "graph.json").string()}), facts);
+            CHECK(fs::is_empty(tmp.path()));
+        }
+    }
+}
+
+TEST_CASE("cli: an input of the wrong shape names the input, the file and both shapes", "[cli][errors]") {
+    const auto input = bad_file("input_wrong_shape.npy");
+    TempDir tmp;
+    check_error(run_cli({"run", kGoodModel, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()}),
+                {"input 'dense_1_input' from " + input + " has shape [3, 7], expected [?, 5]"});
+    CHECK(fs::is_empty(tmp.path()));
+}
+
+TEST_CASE("cli: bad command lines and inputs fail with one clear line", "[cli][errors]") {
+    TempDir tmp;
+    const auto out_dir = (tmp / "out").string();
+
+    SECTION("no subcommand") { check_error(run_cli({}), {"subcommand"}); }
+    SECTION("missing input file") {
+        const auto missing = (tmp / "missing.npy").string();
+        check_error(run_cli({"run", kGoodModel, "--input", missing, "--output-dir", out_dir}), {missing});
+    }
+    SECTION("unknown input name") {
+        check_error(run_cli({"run", kGoodModel, "--input", "nope=" + kGoodInput, "--output-dir", out_dir}),
+                    {"'nope'", "dense_1_input"});
+    }
+    SECTION("no input for a model input") {
+        check_error(run_cli({"run", kGoodModel, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
+    }
+    SECTION("integer .npy input") {
+        const auto ints = (tmp / "ints.npy").string();
+        xt::dump_npy(ints, xt::xarray<std::int64_t>::from_shape({3, 5}));
+        check_error(run_cli({"run", kGoodModel, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32"});
+    }
+    SECTION("not a .npy file") {
+        check_error(run_cli({"run", kGoodModel, "--input", kGoodModel, "--output-dir", out_dir}), {kGoodModel, ".npy"});
+    }
+    SECTION("--output with a multi-output model") {
+        const auto dir = source_path("tests/fixtures/keras/functional_shared_layer");
+        check_error(run_cli({"run", (dir / "model.h5").string(), "--input", (dir / "input_input_a.npy").string(),
+                             "--input", (dir / "input_input_b.npy").string(), "--output", (tmp / "y.npy").string()}),
+                    {"2 outputs", "--output-dir"});
+    }
+    SECTION("plugins") {
+        check_error(run_cli({"inspect", kGoodModel, "--plugin", "libbias_layer.so"}), {"libbias_layer.so", "plugin"});
+    }
+    SECTION("output directory cannot be created") {
+        check_error(run_cli({"run", kGoodModel, "--input", kGoodInput, "--output-dir", kGoodModel + "/out"}),
+                    {kGoodModel});
+    }
+    CHECK_FALSE(fs::exists(out_dir));
+    CHECK_FALSE(fs::exists(tmp / "y.npy"));
+}

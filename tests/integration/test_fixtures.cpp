@@ -1,0 +1,92 @@
+// Every Keras fixture in tests/fixtures/keras/<case>/ (made with tfjs and h5py by
+// tests/fixtures/regenerate.sh) loads with graft::load, runs, and matches tfjs' outputs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using graft_test::source_path;
+
+namespace {
+
+std::vector<fs::path> fixture_cases() {
+    std::vector<fs::path> cases;
+    const auto root = source_path("tests/fixtures/keras");
+    if (fs::is_directory(root))
+        for (const auto& entry : fs::directory_iterator(root))
+            if (fs::is_regular_file(entry.path() / "manifest.json")) cases.push_back(entry.path());
+    std::sort(cases.begin(), cases.end());
+    return cases;
+}
+
+rapidjson::Document read_manifest(const fs::path& dir) {
+    rapidjson::Document doc;
+    doc.Parse(graft_test::read_text(dir / "manifest.json").c_str());
+    if (doc.HasParseError() || !doc.IsObject()) FAIL("cannot parse " << (dir / "manifest.json"));
+    return doc;
+}
+
+std::string str(const rapidjson::Value& v, const char* key) { return v[key].GetString(); }
+
+void check_case(const fs::path& dir, const rapidjson::Document& man, int opt_level) {
+    // A model.to_json() + save_weights() pair names the JSON as "config" and the weights as "model".
+    graft::LoadOptions options;
+    options.opt_level = opt_level;
+    fs::path model = dir / str(man, "model");
+    if (man.HasMember("config")) {
+        options.weights_path = model.string();
+        model = dir / str(man, "config");
+    }
+    const auto loaded = graft::load(model.string(), options);
+
+    std::map<std::string, graft::Tensor> inputs;
+    for (const auto& in : man["inputs"].GetArray())
+        inputs[str(in, "name")] = graft_test::load_npy(dir / str(in, "file"));
+    const auto outputs = loaded.run(inputs);
+
+    const double atol = man["atol"].GetDouble(), rtol = man["rtol"].GetDouble();
+    double worst = 0;
+    for (const auto& out : man["outputs"].GetArray()) {
+        const auto name = str(out, "name");
+        INFO("output " << name);
+        REQUIRE(outputs.count(name) == 1);
+        const auto& got = outputs.at(name);
+        const auto ref = graft_test::load_npy(dir / str(out, "file"));
+        const auto c = graft_test::compare(got, ref, atol, rtol);
+        INFO("shape " << graft::shape_str(got.shape()) << ", reference " << graft::shape_str(ref.shape()));
+        INFO(c.num_off << " values off, first at flat index " << c.first_off << ", max abs err " << c.max_abs_err);
+        CHECK(c.ok());
+        worst = std::max(worst, c.max_abs_err);
+    }
+    fmt::print("fixture {:<34} -O{} max_abs_err={:.3g}\n", dir.filename().string(), opt_level, worst);
+}
+
+}  // namespace
+
+TEST_CASE("fixtures: every Keras fixture matches its tfjs reference", "[fixtures][integration]") {
+    const auto cases = fixture_cases();
+    // The fixtures are committed: none found means a broken checkout or a wrong path.
+    REQUIRE_FALSE(cases.empty());
+    for (const auto& dir : cases) {
+        DYNAMIC_SECTION(dir.filename().string()) {
+            const auto man = read_manifest(dir);
+            if (man.HasMember("needs_plugin") && man["needs_plugin"].IsString())
+                WARN("skipped " << dir.filename().string() << ": needs plugin " << man["needs_plugin"].GetString());
+            else
+                for (int level : {0, 2}) {  // unoptimized and fully optimized must both match
+                    INFO("-O" << level);
+                    check_case(dir, man, level);
+                }
+        }
+    }
+}

@@ -1,0 +1,742 @@
+// Native CPU kernels checked against direct double-precision reference loops.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/native/kernels/kernels.hpp"
+
+using namespace graft::native::kern;
+using i64 = std::int64_t;
+using dvec = std::vector<double>;
+using fvec = std::vector<float>;
+
+namespace {
+
+std::mt19937& rng() {
+    static std::mt19937 g(12345);
+    return g;
+}
+
+fvec rand_vec(i64 n, float lo = -1.f, float hi = 1.f) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    fvec v(static_cast<std::size_t>(n));
+    for (auto& e : v) e = d(rng());
+    return v;
+}
+
+int rand_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng()); }
+
+/// Largest error relative to max(1, |ref|); reports the first offending index.
+void check_close(const fvec& got, const dvec& ref, double tol = 1e-5, const std::string& what = "") {
+    REQUIRE(got.size() == ref.size());
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double err = std::fabs(static_cast<double>(got[i]) - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+        if (!(err <= worst)) {  // also catches NaN
+            worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+            at = i;
+        }
+    }
+    INFO(what << " worst relative error " << worst << " at " << at << " (got "
+              << (got.empty() ? 0.f : got[at]) << ", want " << (ref.empty() ? 0.0 : ref[at]) << ")");
+    CHECK(worst <= tol);
+}
+
+// ---------------------------------------------------------------- reference activations
+
+double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+double act_ref(double x, const ActParams& a) {
+    switch (a.kind) {
+        case Act::linear: return x;
+        case Act::relu: return x > 0 ? x : 0;
+        case Act::sigmoid: return sigmoid_ref(x);
+        case Act::tanh: return std::tanh(x);
+        case Act::softplus: return x > 30 ? x : std::log1p(std::exp(x));
+        case Act::softsign: return x / (1 + std::fabs(x));
+        case Act::elu: return x > 0 ? x : a.alpha * (std::exp(x) - 1);
+        case Act::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * (std::exp(x) - 1));
+        case Act::hard_sigmoid: return std::min(1.0, std::max(0.0, 0.2 * x + 0.5));
+        case Act::hard_sigmoid_k3: return std::min(1.0, std::max(0.0, x / 6 + 0.5));
+        case Act::swish: return x * sigmoid_ref(x);
+        case Act::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case Act::gelu_tanh:
+            return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case Act::exponential: return std::exp(x);
+        case Act::leaky_relu: return x < 0 ? a.alpha * x : x;
+        case Act::thresholded_relu: return x > a.alpha ? x : 0;
+        case Act::relu_general: {
+            // keras.backend.relu(x, alpha, max_value, threshold), written as in Keras 2.3.
+            const double thr = a.threshold;
+            double t = thr != 0 ? (x > thr ? x : 0) : std::max(x, 0.0);
+            if (a.max_value >= 0) t = std::min(std::max(t, 0.0), static_cast<double>(a.max_value));
+            if (a.alpha != 0) t -= a.alpha * std::max(thr - x, 0.0);
+            return t;
+        }
+    }
+    return x;
+}
+
+ActParams act_of(Act k, float alpha = 0.f, float max_value = -1.f, float threshold = 0.f) {
+    ActParams a;
+    a.kind = k;
+    a.alpha = alpha;
+    a.max_value = max_value;
+    a.threshold = threshold;
+    return a;
+}
+
+float act1(const ActParams& a, float x) {
+    float y = 0;
+    activation(&x, &y, 1, a);
+    return y;
+}
+
+const std::vector<ActParams>& all_acts() {
+    static const std::vector<ActParams> v = {
+        act_of(Act::linear),         act_of(Act::relu),        act_of(Act::sigmoid),
+        act_of(Act::tanh),           act_of(Act::softplus),    act_of(Act::softsign),
+        act_of(Act::elu, 1.f),       act_of(Act::elu, 0.3f),   act_of(Act::selu),
+        act_of(Act::hard_sigmoid),   act_of(Act::hard_sigmoid_k3), act_of(Act::swish),
+        act_of(Act::gelu),           act_of(Act::gelu_tanh),   act_of(Act::exponential),
+        act_of(Act::leaky_relu, 0.3f), act_of(Act::thresholded_relu, 1.f),
+        act_of(Act::relu_general, 0.f, 6.f, 0.f), act_of(Act::relu_general, 0.1f, 6.f, 0.5f),
+        act_of(Act::relu_general, 0.2f, -1.f, 0.f), act_of(Act::relu_general, 0.f, -1.f, 1.f),
+        act_of(Act::relu_general, 0.25f, 2.f, 0.f), act_of(Act::relu_general, 0.1f, 0.3f, 0.5f),
+    };
+    return v;
+}
+
+// ---------------------------------------------------------------- reference layers
+
+dvec dense_ref(const fvec& x, const fvec& w, const float* b, i64 M, i64 K, i64 N, const ActParams& a) {
+    dvec y(static_cast<std::size_t>(M * N));
+    for (i64 m = 0; m < M; ++m)
+        for (i64 n = 0; n < N; ++n) {
+            double s = b ? b[n] : 0.0;
+            for (i64 k = 0; k < K; ++k) s += static_cast<double>(x[m * K + k]) * w[k * N + n];
+            y[m * N + n] = act_ref(s, a);
+        }
+    return y;
+}
+
+i64 out_size(i64 in, i64 k, i64 stride, i64 dil, i64 pad_lo, i64 pad_hi) {
+    const i64 eff = dil * (k - 1) + 1;
+    return (in + pad_lo + pad_hi - eff) / stride + 1;
+}
+
+dvec conv_ref(const fvec& x, const fvec& w, const float* b, const Conv2DParams& p, const ActParams& a) {
+    dvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout));
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 oh = 0; oh < p.oh; ++oh)
+            for (i64 ow = 0; ow < p.ow; ++ow)
+                for (i64 co = 0; co < p.cout; ++co) {
+                    double s = b ? b[co] : 0.0;
+                    for (i64 kh = 0; kh < p.kh; ++kh)
+                        for (i64 kw = 0; kw < p.kw; ++kw) {
+                            const i64 ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+                            const i64 iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
+                            if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+                            for (i64 ci = 0; ci < p.cin; ++ci)
+                                s += static_cast<double>(x[((n * p.h + ih) * p.w + iw) * p.cin + ci]) *
+                                     w[((kh * p.kw + kw) * p.cin + ci) * p.cout + co];
+                        }
+                    y[((n * p.oh + oh) * p.ow + ow) * p.cout + co] = act_ref(s, a);
+                }
+    return y;
+}
+
+dvec pool_ref(const fvec& x, const Pool2DParams& p, Pool kind) {
+    dvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.c));
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 oh = 0; oh < p.oh; ++oh)
+            for (i64 ow = 0; ow < p.ow; ++ow)
+                for (i64 c = 0; c < p.c; ++c) {
+                    double acc = kind == Pool::max ? -std::numeric_limits<double>::infinity() : 0.0;
+                    int count = 0;
+                    for (i64 kh = 0; kh < p.kh; ++kh)
+                        for (i64 kw = 0; kw < p.kw; ++kw) {
+                            const i64 ih = oh * p.stride_h - p.pad_top + kh;
+                            const i64 iw = ow * p.stride_w - p.pad_left + kw;
+                            if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+                            const double v = x[((n * p.h + ih) * p.w + iw) * p.c + c];
+                            acc = kind == Pool::max ? std::max(acc, v) : acc + v;
+                            ++count;
+                        }
+                    y[((n * p.oh + oh) * p.ow + ow) * p.c + c] =
+                        count == 0 ? 0.0 : (kind == Pool::max ? acc : acc / count);
+                }
+    return y;
+}
+
+}  // namespace
+
+// ================================================================ activations
+
+TEST_CASE("activation: every kind matches the double reference", "[kernels][activation]") {
+    fvec xs;
+    for (float v = -12.f; v <= 12.f; v += 0.37f) xs.push_back(v);
+    for (float v : {-100.f, -50.f, -30.f, -20.f, -1e-3f, 0.f, 1e-3f, 0.5f, 1.f, 6.f, 20.f, 30.f, 50.f})
+        xs.push_back(v);
+    for (const ActParams& a : all_acts()) {
+        fvec in = xs;
+        if (a.kind == Act::exponential)  // keep e^x finite in float
+            for (auto& v : in) v = std::min(v, 20.f);
+        fvec y(in.size());
+        activation(in.data(), y.data(), static_cast<i64>(in.size()), a);
+        dvec ref(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i) ref[i] = act_ref(in[i], a);
+        check_close(y, ref, 2e-6, "act " + std::to_string(static_cast<int>(a.kind)));
+        // In place gives the same result.
+        fvec z = in;
+        activation(z.data(), z.data(), static_cast<i64>(z.size()), a);
+        CHECK(z == y);
+    }
+}
+
+TEST_CASE("activation: hand-computed values", "[kernels][activation]") {
+    const ActParams rg = act_of(Act::relu_general, 0.1f, 6.f, 0.5f);
+    CHECK(act1(rg, -1.f) == Approx(-0.15f).margin(1e-7));   // 0.1 * (-1 - 0.5)
+    CHECK(act1(rg, 0.f) == Approx(-0.05f).margin(1e-7));    // 0.1 * (0 - 0.5)
+    CHECK(act1(rg, 0.5f) == 0.f);                           // x > threshold is strict in Keras
+    CHECK(act1(rg, 0.7f) == Approx(0.7f).margin(1e-7));
+    CHECK(act1(rg, 6.f) == 6.f);
+    CHECK(act1(rg, 10.f) == 6.f);
+    const ActParams relu6 = act_of(Act::relu_general, 0.f, 6.f, 0.f);
+    CHECK(act1(relu6, -3.f) == 0.f);
+    CHECK(act1(relu6, 3.f) == 3.f);
+    CHECK(act1(relu6, 7.f) == 6.f);
+    const ActParams leaky = act_of(Act::relu_general, 0.2f, -1.f, 0.f);
+    CHECK(act1(leaky, -2.f) == Approx(-0.4f).margin(1e-7));
+    CHECK(act1(leaky, 2.f) == 2.f);
+
+    CHECK(act1(act_of(Act::selu), -1.f) == Approx(-1.1113307378125628).epsilon(1e-6));
+    CHECK(act1(act_of(Act::selu), 2.f) == Approx(2.101401974710961).epsilon(1e-6));
+    CHECK(act1(act_of(Act::elu, 1.f), -1.f) == Approx(-0.6321205588285577).epsilon(1e-6));
+    CHECK(act1(act_of(Act::hard_sigmoid), 3.f) == 1.f);
+    CHECK(act1(act_of(Act::hard_sigmoid), -3.f) == 0.f);
+    CHECK(act1(act_of(Act::hard_sigmoid), 0.f) == 0.5f);
+    CHECK(act1(act_of(Act::hard_sigmoid), 1.f) == Approx(0.7f).epsilon(1e-6));
+    CHECK(act1(act_of(Act::hard_sigmoid_k3), 3.f) == 1.f);
+    CHECK(act1(act_of(Act::hard_sigmoid_k3), -3.f) == 0.f);
+    CHECK(act1(act_of(Act::hard_sigmoid_k3), 0.f) == 0.5f);
+    CHECK(act1(act_of(Act::hard_sigmoid_k3), 1.5f) == 0.75f);
+    CHECK(act1(act_of(Act::softplus), 0.f) == Approx(0.6931471805599453).epsilon(1e-6));
+    CHECK(act1(act_of(Act::softplus), 100.f) == 100.f);
+    CHECK(act1(act_of(Act::softplus), -100.f) >= 0.f);
+    CHECK(act1(act_of(Act::sigmoid), 100.f) == 1.f);
+    CHECK(act1(act_of(Act::sigmoid), -100.f) >= 0.f);
+    CHECK(act1(act_of(Act::sigmoid), -100.f) < 1e-40f);
+    CHECK(act1(act_of(Act::sigmoid), 0.f) == 0.5f);
+    CHECK(act1(act_of(Act::gelu), 1.f) == Approx(0.8413447460685429).epsilon(1e-6));
+    CHECK(act1(act_of(Act::gelu_tanh), 1.f) == Approx(0.8411919906082768).epsilon(1e-6));
+    CHECK(act1(act_of(Act::swish), 1.f) == Approx(0.7310585786300049).epsilon(1e-6));
+    CHECK(act1(act_of(Act::softsign), -3.f) == Approx(-0.75f).epsilon(1e-7));
+    CHECK(act1(act_of(Act::leaky_relu, 0.3f), -2.f) == Approx(-0.6f).epsilon(1e-6));
+    CHECK(act1(act_of(Act::thresholded_relu, 1.f), 1.f) == 0.f);
+    CHECK(act1(act_of(Act::thresholded_relu, 1.f), 1.5f) == 1.5f);
+    for (const ActParams& a : all_acts())
+        for (float v : {-1e30f, -88.f, 88.f}) {
+            if (a.kind == Act::exponential && v > 0) continue;
+            INFO("kind " << static_cast<int>(a.kind) << " x " << v);
+            CHECK(!std::isnan(act1(a, v)));
+        }
+}
+
+// ================================================================ dense
+
+TEST_CASE("dense: small and odd shapes, bias and epilogues", "[kernels][dense]") {
+    const i64 Ms[] = {1, 2, 3, 4, 5, 7, 9};
+    const i64 Ks[] = {1, 2, 5, 17, 64};
+    const i64 Ns[] = {1, 3, 4, 5, 8, 15, 16, 17, 31, 33, 64, 70};
+    const ActParams acts[] = {act_of(Act::linear), act_of(Act::relu), act_of(Act::sigmoid),
+                              act_of(Act::relu_general, 0.1f, 0.5f, 0.2f)};
+    int c = 0;
+    for (i64 M : Ms)
+        for (i64 K : Ks)
+            for (i64 N : Ns) {
+                const ActParams& a = acts[c++ % 4];
+                fvec x = rand_vec(M * K), w = rand_vec(K * N), b = rand_vec(N);
+                const bool with_bias = (c % 3) != 0;
+                fvec y(static_cast<std::size_t>(M * N), 123.f);
+                dense(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), M, K, N, a);
+                std::ostringstream s;
+                s << "M=" << M << " K=" << K << " N=" << N;
+                check_close(y, dense_ref(x, w, with_bias ? b.data() : nullptr, M, K, N, a), 1e-5, s.str());
+            }
+}
+
+TEST_CASE("dense: K blocking (K > 256) and larger shapes", "[kernels][dense]") {
+    struct S { i64 M, K, N; };
+    for (S s : {S{1, 784, 512}, S{6, 300, 37}, S{13, 513, 40}, S{32, 257, 10}, S{4, 1000, 1}}) {
+        fvec x = rand_vec(s.M * s.K), w = rand_vec(s.K * s.N, -0.1f, 0.1f), b = rand_vec(s.N);
+        fvec y(static_cast<std::size_t>(s.M * s.N));
+        const ActParams a = act_of(Act::tanh);
+        dense(x.data(), w.data(), b.data(), y.data(), s.M, s.K, s.N, a);
+        check_close(y, dense_ref(x, w, b.data(), s.M, s.K, s.N, a), 1e-5,
+                    "K=" + std::to_string(s.K) + " N=" + std::to_string(s.N));
+    }
+}
+
+// ================================================================ conv2d
+
+namespace {
+
+Conv2DParams conv_params(i64 n, i64 h, i64 w, i64 cin, i64 kh, i64 kw, i64 cout, i64 sh, i64 sw, i64 dh, i64 dw,
+                         i64 pt, i64 pb, i64 pl, i64 pr) {
+    Conv2DParams p{};
+    p.n = n; p.h = h; p.w = w; p.cin = cin;
+    p.kh = kh; p.kw = kw; p.cout = cout;
+    p.stride_h = sh; p.stride_w = sw; p.dil_h = dh; p.dil_w = dw;
+    p.pad_top = pt; p.pad_left = pl;
+    p.oh = out_size(h, kh, sh, dh, pt, pb);
+    p.ow = out_size(w, kw, sw, dw, pl, pr);
+    return p;
+}
+
+void run_conv(const Conv2DParams& p, const ActParams& a, bool with_bias) {
+    REQUIRE(p.oh >= 1);
+    REQUIRE(p.ow >= 1);
+    fvec x = rand_vec(p.n * p.h * p.w * p.cin), w = rand_vec(p.kh * p.kw * p.cin * p.cout), b = rand_vec(p.cout);
+    fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout), 77.f);
+    conv2d_nhwc(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), p, a);
+    std::ostringstream s;
+    s << "conv h=" << p.h << " w=" << p.w << " cin=" << p.cin << " k=" << p.kh << "x" << p.kw << " cout=" << p.cout
+      << " s=" << p.stride_h << "," << p.stride_w << " d=" << p.dil_h << "," << p.dil_w << " pad=" << p.pad_top
+      << "," << p.pad_left << " out=" << p.oh << "x" << p.ow;
+    check_close(y, conv_ref(x, w, with_bias ? b.data() : nullptr, p, a), 1e-5, s.str());
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: edge cases", "[kernels][conv]") {
+    const ActParams lin = act_of(Act::linear), relu = act_of(Act::relu);
+    // 1x1 convolution
+    run_conv(conv_params(2, 5, 4, 3, 1, 1, 7, 1, 1, 1, 1, 0, 0, 0, 0), lin, true);
+    // 'same' 3x3, channels 1 in and out
+    run_conv(conv_params(1, 6, 6, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1), relu, true);
+    // padding larger than the kernel (whole output rows/cols see only zeros)
+    run_conv(conv_params(1, 4, 5, 2, 2, 2, 3, 1, 1, 1, 1, 3, 3, 4, 2), relu, true);
+    run_conv(conv_params(1, 3, 3, 2, 2, 3, 5, 2, 1, 1, 1, 4, 4, 5, 5), lin, false);
+    // stride greater than the kernel
+    run_conv(conv_params(2, 9, 11, 3, 2, 1, 4, 3, 4, 1, 1, 0, 0, 0, 0), lin, true);
+    // dilation, non-square kernel, non-square input
+    run_conv(conv_params(1, 10, 7, 4, 3, 2, 6, 1, 1, 2, 3, 2, 2, 3, 3), relu, true);
+    run_conv(conv_params(1, 12, 12, 2, 3, 3, 5, 2, 2, 2, 2, 1, 1, 1, 1), lin, true);
+    // kernel covering the whole input (valid -> 1x1 output)
+    run_conv(conv_params(3, 4, 3, 5, 4, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0), lin, true);
+    // wide enough to exercise the 4-row micro-kernel and vector column tiles
+    run_conv(conv_params(1, 8, 21, 19, 3, 3, 40, 1, 1, 1, 1, 1, 1, 1, 1), act_of(Act::sigmoid), true);
+    run_conv(conv_params(2, 7, 16, 33, 3, 3, 17, 1, 2, 1, 1, 1, 1, 0, 1), relu, true);
+}
+
+TEST_CASE("conv2d: random configurations", "[kernels][conv]") {
+    for (int it = 0; it < 300; ++it) {
+        const i64 kh = rand_int(1, 4), kw = rand_int(1, 4), dh = rand_int(1, 3), dw = rand_int(1, 3);
+        const i64 pt = rand_int(0, 4), pb = rand_int(0, 4), pl = rand_int(0, 4), pr = rand_int(0, 4);
+        const i64 h = std::max<i64>(rand_int(1, 9), dh * (kh - 1) + 1 - pt - pb);
+        const i64 w = std::max<i64>(rand_int(1, 9), dw * (kw - 1) + 1 - pl - pr);
+        const Conv2DParams p = conv_params(rand_int(1, 2), h, w, rand_int(1, 6), kh, kw, rand_int(1, 20),
+                                           rand_int(1, 3), rand_int(1, 3), dh, dw, pt, pb, pl, pr);
+        run_conv(p, it % 2 ? act_of(Act::relu) : act_of(Act::linear), it % 3 != 0);
+    }
+}
+
+// ================================================================ pooling and reductions
+
+TEST_CASE("pool2d: max and average with padding, strides, edge windows", "[kernels][pool]") {
+    struct C { i64 n, h, w, c, kh, kw, sh, sw, pt, pb, pl, pr; };
+    std::vector<C> cases = {
+        {1, 4, 4, 1, 2, 2, 2, 2, 0, 0, 0, 0},   // classic 2x2/2
+        {2, 5, 5, 3, 3, 3, 2, 2, 1, 1, 1, 1},   // 'same'-style padding
+        {1, 5, 7, 2, 3, 2, 1, 1, 1, 1, 0, 1},   // non-square
+        {1, 6, 6, 4, 1, 1, 3, 3, 0, 0, 0, 0},   // stride > pool
+        {1, 3, 3, 2, 2, 2, 1, 1, 3, 3, 3, 3},   // padding larger than the window: empty windows -> 0
+        {1, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1},   // single pixel
+        {1, 7, 6, 17, 3, 3, 2, 2, 1, 1, 0, 1},
+    };
+    for (int it = 0; it < 200; ++it) {
+        C c{rand_int(1, 2), rand_int(1, 8), rand_int(1, 8), rand_int(1, 9), rand_int(1, 4), rand_int(1, 4),
+            rand_int(1, 3), rand_int(1, 3), 0, 0, 0, 0};
+        c.pt = rand_int(0, static_cast<int>(c.kh) - 1);
+        c.pb = rand_int(0, static_cast<int>(c.kh) - 1);
+        c.pl = rand_int(0, static_cast<int>(c.kw) - 1);
+        c.pr = rand_int(0, static_cast<int>(c.kw) - 1);
+        if (c.h + c.pt + c.pb < c.kh || c.w + c.pl + c.pr < c.kw) continue;
+        cases.push_back(c);
+    }
+    for (const C& c : cases) {
+        Pool2DParams p{};
+        p.n = c.n; p.h = c.h; p.w = c.w; p.c = c.c; p.kh = c.kh; p.kw = c.kw;
+        p.stride_h = c.sh; p.stride_w = c.sw; p.pad_top = c.pt; p.pad_left = c.pl;
+        p.oh = out_size(c.h, c.kh, c.sh, 1, c.pt, c.pb);
+        p.ow = out_size(c.w, c.kw, c.sw, 1, c.pl, c.pr);
+        fvec x = rand_vec(p.n * p.h * p.w * p.c, -5.f, -1.f);  // all negative: padding must never win a max
+        for (Pool kind : {Pool::max, Pool::avg}) {
+            fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.c), 9.f);
+            pool2d_nhwc(x.data(), y.data(), p, kind);
+            check_close(y, pool_ref(x, p, kind), 1e-6, kind == Pool::max ? "max" : "avg");
+        }
+    }
+}
+
+TEST_CASE("reduce_mid: max and mean", "[kernels][reduce]") {
+    struct S { i64 outer, mid, inner; };
+    for (S s : {S{1, 1, 1}, S{3, 1, 4}, S{2, 5, 1}, S{4, 7, 3}, S{1, 49, 64}, S{2, 9, 33}}) {
+        fvec x = rand_vec(s.outer * s.mid * s.inner);
+        for (Pool kind : {Pool::max, Pool::avg}) {
+            dvec ref(static_cast<std::size_t>(s.outer * s.inner));
+            for (i64 o = 0; o < s.outer; ++o)
+                for (i64 i = 0; i < s.inner; ++i) {
+                    double acc = kind == Pool::max ? -1e300 : 0.0;
+                    for (i64 m = 0; m < s.mid; ++m) {
+                        const double v = x[(o * s.mid + m) * s.inner + i];
+                        acc = kind == Pool::max ? std::max(acc, v) : acc + v;
+                    }
+                    ref[o * s.inner + i] = kind == Pool::max ? acc : acc / s.mid;
+                }
+            fvec y(ref.size());
+            reduce_mid(x.data(), y.data(), s.outer, s.mid, s.inner, kind);
+            check_close(y, ref, 1e-6);
+        }
+    }
+}
+
+// ================================================================ elementwise family
+
+TEST_CASE("channel_affine: channels last and channels first, in place", "[kernels][elementwise]") {
+    struct S { i64 outer, ch, inner; };
+    for (S s : {S{1, 1, 1}, S{5, 3, 1}, S{2, 4, 7}, S{3, 17, 1}, S{1, 2, 64}}) {
+        fvec x = rand_vec(s.outer * s.ch * s.inner), sc = rand_vec(s.ch), sh = rand_vec(s.ch);
+        for (int mode = 0; mode < 3; ++mode) {  // both, scale only, shift only
+            const float* scp = mode == 2 ? nullptr : sc.data();
+            const float* shp = mode == 1 ? nullptr : sh.data();
+            dvec ref(x.size());
+            for (i64 o = 0; o < s.outer; ++o)
+                for (i64 c = 0; c < s.ch; ++c)
+                    for (i64 i = 0; i < s.inner; ++i) {
+                        const i64 k = (o * s.ch + c) * s.inner + i;
+                        ref[k] = static_cast<double>(x[k]) * (scp ? scp[c] : 1.0) + (shp ? shp[c] : 0.0);
+                    }
+            fvec y(x.size());
+            channel_affine(x.data(), scp, shp, y.data(), s.outer, s.ch, s.inner);
+            check_close(y, ref, 1e-6);
+            fvec z = x;
+            channel_affine(z.data(), scp, shp, z.data(), s.outer, s.ch, s.inner);
+            check_close(z, ref, 1e-6, "in place");
+        }
+    }
+}
+
+TEST_CASE("merge: all kinds, 1..4 inputs, aliasing xs[0]", "[kernels][elementwise]") {
+    const i64 size = 37;
+    for (Merge kind : {Merge::add, Merge::sub, Merge::mul, Merge::avg, Merge::max, Merge::min}) {
+        for (int n = 1; n <= 4; ++n) {
+            if (kind == Merge::sub && n != 2) continue;
+            std::vector<fvec> in;
+            for (int k = 0; k < n; ++k) in.push_back(rand_vec(size));
+            dvec ref(size);
+            for (i64 i = 0; i < size; ++i) {
+                double acc = in[0][i];
+                for (int k = 1; k < n; ++k) {
+                    const double v = in[k][i];
+                    switch (kind) {
+                        case Merge::add: case Merge::avg: acc += v; break;
+                        case Merge::sub: acc -= v; break;
+                        case Merge::mul: acc *= v; break;
+                        case Merge::max: acc = std::max(acc, v); break;
+                        case Merge::min: acc = std::min(acc, v); break;
+                    }
+                }
+                ref[i] = kind == Merge::avg ? acc / n : acc;
+            }
+            std::vector<const float*> ptrs;
+            for (auto& v : in) ptrs.push_back(v.data());
+            fvec y(size);
+            merge(kind, ptrs.data(), n, y.data(), size);
+            check_close(y, ref, 1e-6, "merge");
+            merge(kind, ptrs.data(), n, in[0].data(), size);  // y aliases xs[0]
+            check_close(in[0], ref, 1e-6, "merge in place");
+        }
+    }
+}
+
+TEST_CASE("softmax: contiguous and strided, stable, in place", "[kernels][elementwise]") {
+    struct S { i64 outer, len, inner; float scale; };
+    for (S s : {S{1, 1, 1, 1.f}, S{3, 10, 1, 5.f}, S{2, 7, 3, 1.f}, S{2, 5, 70, 3.f}, S{1, 4, 1, 1000.f},
+                S{2, 3, 130, 1000.f}}) {
+        fvec x = rand_vec(s.outer * s.len * s.inner, -s.scale, s.scale);
+        dvec ref(x.size());
+        for (i64 o = 0; o < s.outer; ++o)
+            for (i64 i = 0; i < s.inner; ++i) {
+                double mx = -1e300, sum = 0;
+                for (i64 l = 0; l < s.len; ++l) mx = std::max(mx, static_cast<double>(x[(o * s.len + l) * s.inner + i]));
+                for (i64 l = 0; l < s.len; ++l) sum += std::exp(x[(o * s.len + l) * s.inner + i] - mx);
+                for (i64 l = 0; l < s.len; ++l) {
+                    const i64 k = (o * s.len + l) * s.inner + i;
+                    ref[k] = std::exp(x[k] - mx) / sum;
+                }
+            }
+        fvec y(x.size());
+        softmax(x.data(), y.data(), s.outer, s.len, s.inner);
+        check_close(y, ref, 1e-6);
+        softmax(x.data(), x.data(), s.outer, s.len, s.inner);
+        CHECK(x == y);
+    }
+}
+
+TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][elementwise]") {
+    auto check = [](const std::vector<i64>& shape, const std::vector<int>& perm) {
+        const int rank = static_cast<int>(shape.size());
+        i64 total = 1;
+        for (i64 d : shape) total *= d;
+        fvec x = rand_vec(total);
+        std::vector<i64> xstride(shape.size()), oshape(shape.size());
+        i64 s = 1;
+        for (int i = rank - 1; i >= 0; --i) {
+            xstride[i] = s;
+            s *= shape[i];
+        }
+        for (int i = 0; i < rank; ++i) oshape[i] = shape[perm[i]];
+        dvec ref(static_cast<std::size_t>(total));
+        std::vector<i64> idx(shape.size(), 0);
+        for (i64 o = 0; o < total; ++o) {  // o walks y in row-major order; idx is y's index
+            i64 xo = 0;
+            for (int i = 0; i < rank; ++i) xo += idx[i] * xstride[perm[i]];
+            ref[o] = x[xo];
+            for (int i = rank - 1; i >= 0; --i) {
+                if (++idx[i] < oshape[i]) break;
+                idx[i] = 0;
+            }
+        }
+        fvec y(static_cast<std::size_t>(total), -7.f);
+        transpose(x.data(), y.data(), shape.data(), perm.data(), rank);
+        std::ostringstream msg;
+        msg << "shape";
+        for (i64 d : shape) msg << ' ' << d;
+        msg << " perm";
+        for (int p : perm) msg << ' ' << p;
+        check_close(y, ref, 0.0, msg.str());
+    };
+    check({1}, {0});
+    check({5}, {0});
+    check({37, 53}, {1, 0});
+    check({3, 4}, {0, 1});
+    check({2, 5, 6, 3}, {0, 3, 1, 2});   // NHWC -> NCHW
+    check({2, 3, 5, 6}, {0, 2, 3, 1});   // NCHW -> NHWC
+    check({1, 7, 1, 9}, {3, 2, 1, 0});
+    check({4, 1, 1}, {2, 1, 0});
+    check({2, 3, 4, 5, 2, 3, 2, 2}, {7, 0, 6, 1, 5, 2, 4, 3});
+    for (int it = 0; it < 200; ++it) {
+        const int rank = rand_int(1, 6);
+        std::vector<i64> shape;
+        for (int i = 0; i < rank; ++i) shape.push_back(rand_int(1, 6));
+        std::vector<int> perm(static_cast<std::size_t>(rank));
+        for (int i = 0; i < rank; ++i) perm[i] = i;
+        std::shuffle(perm.begin(), perm.end(), rng());
+        check(shape, perm);
+    }
+}
+
+TEST_CASE("concat along the middle dimension", "[kernels][elementwise]") {
+    for (int it = 0; it < 50; ++it) {
+        const int n = rand_int(1, 4);
+        const i64 outer = rand_int(1, 4), inner = rand_int(1, 5);
+        std::vector<i64> lens;
+        std::vector<fvec> in;
+        i64 total = 0;
+        for (int k = 0; k < n; ++k) {
+            lens.push_back(rand_int(0, 4));
+            total += lens.back();
+            in.push_back(rand_vec(outer * lens.back() * inner));
+        }
+        dvec ref;
+        for (i64 o = 0; o < outer; ++o)
+            for (int k = 0; k < n; ++k)
+                for (i64 j = 0; j < lens[k] * inner; ++j) ref.push_back(in[k][o * lens[k] * inner + j]);
+        std::vector<const float*> ptrs;
+        for (auto& v : in) ptrs.push_back(v.data());
+        fvec y(static_cast<std::size_t>(outer * total * inner));
+        concat(ptrs.data(), lens.data(), n, y.data(), outer, inner);
+        check_close(y, ref, 0.0);
+    }
+}
+
+// ================================================================ recurrent
+
+namespace {
+
+enum class Cell { rnn, lstm, gru };
+
+struct RnnCase {
+    Cell cell;
+    i64 n, t, i, u;
+    bool seq, back, bias, reset_after, init_state;
+    ActParams act, rec_act;
+};
+
+/// Direct double-precision recurrence in Keras form.
+void rnn_ref(const RnnCase& c, const fvec& x, const fvec& W, const fvec& R, const fvec& b, const fvec& h0,
+             const fvec& c0, dvec& y, dvec& h_last, dvec& c_last) {
+    const i64 U = c.u, G = c.cell == Cell::lstm ? 4 : c.cell == Cell::gru ? 3 : 1;
+    y.assign(static_cast<std::size_t>(c.seq ? c.n * c.t * U : c.n * U), 0.0);
+    h_last.assign(static_cast<std::size_t>(c.n * U), 0.0);
+    c_last.assign(static_cast<std::size_t>(c.n * U), 0.0);
+    auto bias_at = [&](i64 row, i64 j) -> double { return c.bias ? b[row * G * U + j] : 0.0; };
+    for (i64 n = 0; n < c.n; ++n) {
+        dvec h(U), cs(U);
+        for (i64 j = 0; j < U; ++j) {
+            h[j] = c.init_state ? h0[n * U + j] : 0.0;
+            cs[j] = c.init_state ? c0[n * U + j] : 0.0;
+        }
+        for (i64 s = 0; s < c.t; ++s) {
+            const i64 tt = c.back ? c.t - 1 - s : s;
+            const float* xt = &x[(n * c.t + tt) * c.i];
+            dvec xw(G * U, 0.0), hr(G * U, 0.0);
+            for (i64 g = 0; g < G * U; ++g) {
+                xw[g] = bias_at(0, g);
+                for (i64 k = 0; k < c.i; ++k) xw[g] += static_cast<double>(xt[k]) * W[k * G * U + g];
+                for (i64 k = 0; k < U; ++k) hr[g] += h[k] * R[k * G * U + g];
+            }
+            dvec hn(U);
+            if (c.cell == Cell::rnn) {
+                for (i64 j = 0; j < U; ++j) hn[j] = act_ref(xw[j] + hr[j], c.act);
+            } else if (c.cell == Cell::lstm) {
+                for (i64 j = 0; j < U; ++j) {
+                    const double ig = act_ref(xw[j] + hr[j], c.rec_act);
+                    const double fg = act_ref(xw[U + j] + hr[U + j], c.rec_act);
+                    const double cc = act_ref(xw[2 * U + j] + hr[2 * U + j], c.act);
+                    const double og = act_ref(xw[3 * U + j] + hr[3 * U + j], c.rec_act);
+                    cs[j] = fg * cs[j] + ig * cc;
+                    hn[j] = og * act_ref(cs[j], c.act);
+                }
+            } else {
+                dvec z(U), r(U);
+                for (i64 j = 0; j < U; ++j) {
+                    const double rz = c.reset_after ? bias_at(1, j) : 0.0;
+                    const double rr = c.reset_after ? bias_at(1, U + j) : 0.0;
+                    z[j] = act_ref(xw[j] + hr[j] + rz, c.rec_act);
+                    r[j] = act_ref(xw[U + j] + hr[U + j] + rr, c.rec_act);
+                }
+                for (i64 j = 0; j < U; ++j) {
+                    double hh;
+                    if (c.reset_after) {
+                        hh = act_ref(xw[2 * U + j] + r[j] * (hr[2 * U + j] + bias_at(1, 2 * U + j)), c.act);
+                    } else {
+                        double rec = 0;
+                        for (i64 k = 0; k < U; ++k) rec += r[k] * h[k] * R[k * G * U + 2 * U + j];
+                        hh = act_ref(xw[2 * U + j] + rec, c.act);
+                    }
+                    hn[j] = z[j] * h[j] + (1 - z[j]) * hh;
+                }
+            }
+            h = hn;
+            if (c.seq)
+                for (i64 j = 0; j < U; ++j) y[(n * c.t + s) * U + j] = h[j];
+        }
+        for (i64 j = 0; j < U; ++j) {
+            if (!c.seq) y[n * U + j] = h[j];
+            h_last[n * U + j] = h[j];
+            c_last[n * U + j] = cs[j];
+        }
+    }
+}
+
+void run_rnn(const RnnCase& c) {
+    const int G = c.cell == Cell::lstm ? 4 : c.cell == Cell::gru ? 3 : 1;
+    const i64 U = c.u;
+    fvec x = rand_vec(c.n * c.t * c.i), W = rand_vec(c.i * G * U, -0.6f, 0.6f), R = rand_vec(U * G * U, -0.6f, 0.6f);
+    fvec b = rand_vec((c.reset_after ? 2 : 1) * G * U), h0 = rand_vec(c.n * U), c0 = rand_vec(c.n * U);
+    dvec yr, hr, cr;
+    rnn_ref(c, x, W, R, b, h0, c0, yr, hr, cr);
+
+    RnnParams p;
+    p.n = c.n; p.t = c.t; p.i = c.i; p.u = U;
+    p.return_sequences = c.seq;
+    p.go_backwards = c.back;
+    p.act = c.act;
+    p.rec_act = c.rec_act;
+    const i64 ws = rnn_workspace(p, G);
+    const float canary = 31337.f;
+    fvec work(static_cast<std::size_t>(ws + 16), std::numeric_limits<float>::quiet_NaN());
+    for (i64 k = ws; k < ws + 16; ++k) work[k] = canary;
+    fvec y(yr.size(), 55.f), hl(hr.size(), 55.f), cl(cr.size(), 55.f);
+    const float* bp = c.bias ? b.data() : nullptr;
+    const float* h0p = c.init_state ? h0.data() : nullptr;
+    const float* c0p = c.init_state ? c0.data() : nullptr;
+    switch (c.cell) {
+        case Cell::rnn: simple_rnn(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), p, work.data(), h0p); break;
+        case Cell::lstm:
+            lstm(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), cl.data(), p, work.data(), h0p, c0p);
+            break;
+        case Cell::gru:
+            gru(x.data(), W.data(), R.data(), bp, c.reset_after, y.data(), hl.data(), p, work.data(), h0p);
+            break;
+    }
+    std::ostringstream s;
+    s << "cell " << static_cast<int>(c.cell) << " N=" << c.n << " T=" << c.t << " I=" << c.i << " U=" << U
+      << " seq=" << c.seq << " back=" << c.back << " bias=" << c.bias << " reset_after=" << c.reset_after
+      << " init=" << c.init_state;
+    check_close(y, yr, 1e-5, s.str() + " y");
+    check_close(hl, hr, 1e-5, s.str() + " h_last");
+    if (c.cell == Cell::lstm) check_close(cl, cr, 1e-5, s.str() + " c_last");
+    bool canary_ok = true;
+    for (i64 k = ws; k < ws + 16; ++k) canary_ok = canary_ok && work[k] == canary;
+    CHECK(canary_ok);
+    // h_last / c_last are optional.
+    fvec y2(yr.size());
+    switch (c.cell) {
+        case Cell::rnn: simple_rnn(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, p, work.data(), h0p); break;
+        case Cell::lstm:
+            lstm(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, nullptr, p, work.data(), h0p, c0p);
+            break;
+        case Cell::gru:
+            gru(x.data(), W.data(), R.data(), bp, c.reset_after, y2.data(), nullptr, p, work.data(), h0p);
+            break;
+    }
+    CHECK(y2 == y);
+}
+
+}  // namespace
+
+TEST_CASE("recurrent: SimpleRNN, LSTM, GRU against the Keras recurrence", "[kernels][recurrent]") {
+    struct Shape { i64 n, t, i, u; };
+    const Shape shapes[] = {{1, 1, 1, 1}, {2, 5, 3, 4}, {3, 4, 2, 17}, {1, 6, 5, 9}};
+    int k = 0;
+    for (Cell cell : {Cell::rnn, Cell::lstm, Cell::gru})
+        for (const Shape& s : shapes)
+            for (int flags = 0; flags < 16; ++flags) {
+                RnnCase c{cell, s.n, s.t, s.i, s.u, (flags & 1) != 0, (flags & 2) != 0, (flags & 4) != 0,
+                          (flags & 8) != 0, ((flags + k) % 3) != 0, act_of(Act::tanh), act_of(Act::sigmoid)};
+                if (cell != Cell::gru && c.reset_after) continue;
+                if (k % 5 == 1) c.rec_act = act_of(Act::hard_sigmoid);
+                if (k % 7 == 2) c.act = act_of(Act::relu);
+                ++k;
+                run_rnn(c);
+            }
+}
+
+TEST_CASE("recurrent: go_backwards emits sequences in processing order", "[kernels][recurrent]") {
+    // A SimpleRNN that only accumulates its input (act linear, W = 1, R = 1) makes the order visible.
+    RnnParams p;
+    p.n = 1; p.t = 3; p.i = 1; p.u = 1;
+    p.return_sequences = true;
+    p.go_backwards = true;
+    p.act = act_of(Act::linear);
+    const float x[3] = {1.f, 10.f, 100.f}, W = 1.f, R = 1.f;
+    fvec work(static_cast<std::size_t>(rnn_workspace(p, 1)));
+    float y[3], h = 0;
+    simple_rnn(x, &W, &R, nullptr, y, &h, p, work.data());
+    CHECK(y[0] == 100.f);
+    CHECK(y[1] == 110.f);
+    CHECK(y[2] == 111.f);
+    CHECK(h == 111.f);
+}

@@ -1,0 +1,153 @@
+// tools/graft/bench.cpp - `graft bench`: time Session::run in-process.
+//
+// Reports the median and min of --iters timed runs (after warm-up), the time from the file to
+// the first result (load + compile + first run), peak RSS and the session's arena size; with
+// --check REF.npy, the largest deviation of the first output from a reference.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include "commands.hpp"
+#include "graft/graft.hpp"
+#include "npy.hpp"
+
+namespace graft::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux: kilobytes
+}
+
+std::vector<Tensor> make_inputs(const Model& m, const BenchOptions& o) {
+    std::vector<Tensor> inputs(m.num_inputs());
+    std::vector<bool> given(m.num_inputs(), false);
+    std::size_t positional = 0;
+    for (const auto& arg : o.inputs) {
+        auto eq = arg.find('=');
+        std::size_t i = positional;
+        std::string file = arg;
+        if (eq != std::string::npos && !std::filesystem::exists(arg)) {
+            const std::string name = arg.substr(0, eq);
+            file = arg.substr(eq + 1);
+            for (i = 0; i < m.num_inputs() && m.input_name(i) != name; ++i) {
+            }
+            if (i == m.num_inputs()) throw Error(fmt::format("the model has no input '{}'", name));
+        } else {
+            ++positional;
+        }
+        if (i >= m.num_inputs()) throw Error(fmt::format("too many inputs: the model takes {}", m.num_inputs()));
+        inputs[i] = read_npy(file);
+        given[i] = true;
+    }
+    std::mt19937 rng(12345);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (given[i]) continue;
+        if (!o.inputs.empty()) throw Error(fmt::format("no --input for model input '{}'", m.input_name(i)));
+        Shape s = m.input_shape(i);
+        for (auto& d : s)
+            if (d == kDynamic) d = o.batch;
+        Tensor t(s);
+        for (std::size_t k = 0; k < t.size(); ++k) t.data()[k] = dist(rng);
+        inputs[i] = std::move(t);
+    }
+    return inputs;
+}
+
+}  // namespace
+
+void bench(const BenchOptions& o) {
+    if (o.iters < 1) throw Error("--iters must be >= 1");
+    if (o.batch < 1) throw Error("--batch must be >= 1");
+    if (o.threads < 0) throw Error("--threads must be >= 0");
+    const auto t0 = Clock::now();
+    LoadOptions lo;
+    lo.weights_path = o.model.weights;
+    lo.threads = o.threads;
+    lo.opt_level = o.model.opt_level;
+    Model model = load(o.model.path, lo);
+    const double load_ms = ms_since(t0);
+    auto inputs = make_inputs(model, o);
+    Session session = model.session();
+    const auto t1 = Clock::now();
+    auto out = session.run(inputs);
+    const double first_run_ms = ms_since(t1);
+    const double first_result_ms = ms_since(t0);
+
+    // Accuracy of the first output against a reference (before timing, on the first result).
+    double max_err = 0, max_excess = -1;
+    bool checked = false, ok = true;
+    if (!o.check.empty()) {
+        Tensor ref = read_npy(o.check);
+        const Tensor& got = out.at(0);
+        if (ref.shape() != got.shape())
+            throw ShapeError(fmt::format("reference {} has shape {}, the output '{}' has {}", o.check, shape_str(ref.shape()),
+                                         model.output_name(0), shape_str(got.shape())));
+        for (std::size_t k = 0; k < ref.size(); ++k) {
+            const double d = std::fabs(static_cast<double>(got.data()[k]) - ref.data()[k]);
+            if (!(d <= max_err)) max_err = d;  // NaN propagates
+            const double excess = d - (o.atol + o.rtol * std::fabs(static_cast<double>(ref.data()[k])));
+            if (!(excess <= 0)) ok = false;
+            max_excess = std::max(max_excess, excess);
+        }
+        checked = true;
+    }
+
+    // Warm-up: --warmup runs, continued up to 0.5 s but never beyond max(warmup, iters) runs.
+    const int max_warm = std::max(o.warmup, o.iters);
+    int warm = 0;
+    const auto tw = Clock::now();
+    while (warm < o.warmup || (ms_since(tw) < 500 && warm < max_warm)) {
+        session.run(inputs);
+        ++warm;
+    }
+    std::vector<double> times(static_cast<std::size_t>(o.iters));
+    for (auto& t : times) {
+        const auto s = Clock::now();
+        session.run(inputs);
+        t = ms_since(s);
+    }
+    std::sort(times.begin(), times.end());
+    const std::size_t n = times.size();
+    const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    const double min = times.front();
+    const std::int64_t batch = inputs.empty() || inputs[0].shape().empty() ? 0 : inputs[0].shape()[0];
+    const double arena_mb = static_cast<double>(session.arena_bytes()) / (1024.0 * 1024.0);
+
+    if (o.json) {
+        fmt::print("{{\"model\": \"{}\", \"batch\": {}, \"threads\": {}, \"warmup\": {}, \"iters\": {}, \"median_ms\": {:.6g}, "
+                   "\"min_ms\": {:.6g}, \"load_ms\": {:.4g}, \"first_run_ms\": {:.4g}, \"first_result_ms\": {:.4g}, "
+                   "\"peak_rss_mb\": {:.1f}, \"arena_mb\": {:.2f}",
+                   o.model.path, batch, session.threads(), warm, n, median, min, load_ms, first_run_ms, first_result_ms,
+                   peak_rss_mb(), arena_mb);
+        if (checked)
+            fmt::print(", \"check\": \"{}\", \"max_abs_err\": {:.3g}, \"ok\": {}", o.check, max_err, ok ? "true" : "false");
+        fmt::print("}}\n");
+    } else {
+        fmt::print("{} batch={} threads={} iters={} (warm-up {}): median {:.4g} ms, min {:.4g} ms\n", o.model.path, batch,
+                   session.threads(), n, warm, median, min);
+        fmt::print("  load {:.1f} ms, compile + first run {:.1f} ms, file to first result {:.1f} ms\n", load_ms,
+                   first_run_ms, first_result_ms);
+        fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB\n", peak_rss_mb(), arena_mb);
+        if (checked)
+            fmt::print("  check vs {}: max |diff| {:.3g} ({})\n", o.check, max_err, ok ? "ok" : "FAILED");
+    }
+    if (checked && !ok) throw Error(fmt::format("output '{}' differs from {} by up to {:.3g} (atol {}, rtol {})",
+                                                model.output_name(0), o.check, max_err, o.atol, o.rtol));
+}
+
+}  // namespace graft::cli

@@ -1,0 +1,88 @@
+// tools/graft/commands.hpp - the subcommands of the graft tool and what they are given.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graft/ir/graph.hpp"
+#include "graft/verify.hpp"
+
+namespace graft::cli {
+
+/// Options every subcommand shares: which model, with which plugins.
+struct ModelOptions {
+    std::string path;
+    std::string weights;  ///< for a model.to_json() file: the save_weights() .h5
+    std::string config;   ///< --config: the model.to_json() file (instead of MODEL)
+    std::vector<std::string> plugins;
+    int opt_level = 2;  ///< -O0, -O1, -O2 (graft::optimize::pipeline_for)
+};
+
+struct RunOptions {
+    ModelOptions model;
+    std::vector<std::string> inputs;  ///< NAME=FILE.npy, or FILE.npy for the next input in model order
+    std::string output_dir;
+    std::string output;
+    bool print = false;
+    std::string verify;  ///< reference manifest the model must reproduce before it runs
+};
+
+struct InspectOptions {
+    ModelOptions model;
+    std::string dot;
+    bool check = false;  ///< pre-flight check only: list every unsupported layer or option
+    bool passes = false;  ///< print op counts and memory plan before and after each optimizer rule
+};
+
+struct BenchOptions {
+    ModelOptions model;
+    std::vector<std::string> inputs;  ///< NAME=FILE.npy or FILE.npy; none: random inputs of batch `batch`
+    int batch = 1;
+    int threads = 1;
+    int iters = 100;
+    int warmup = 5;
+    bool json = false;
+    std::string check;  ///< reference .npy for the first output
+    double atol = 1e-4, rtol = 1e-4;
+};
+
+struct VerifyOptions {
+    ModelOptions model;
+    std::string manifest;             ///< {"inputs": [{name, file}], "outputs": [...], "atol", "rtol"}
+    std::vector<std::string> inputs;  ///< NAME=FILE.npy
+    std::vector<std::string> expect;  ///< NAME=FILE.npy
+    double atol = -1, rtol = -1;      ///< < 0: the manifest's, else 1e-5
+};
+
+struct ConvertOptions {
+    ModelOptions model;
+    std::string out;
+};
+
+struct PluginsOptions {
+    std::vector<std::string> paths;    ///< plugin files or directories to list
+    std::vector<std::string> plugins;  ///< --plugin, same meaning
+};
+
+/// Loads GRAFT_PLUGIN_PATH's plugins, then each --plugin file (or directory of *.so), into the
+/// default registry.
+void load_plugins(const std::vector<std::string>& paths);
+
+/// `graft plugins`: loads the given plugins (and GRAFT_PLUGIN_PATH's) into a fresh registry and
+/// prints what each registers.
+void list_plugins(const PluginsOptions& options);
+
+/// The model converted to IR by the Keras frontend with the default registry (or read from a
+/// descriptor directory), not optimized yet.
+Graph convert_model(const ModelOptions& options);
+
+void run(const RunOptions& options);
+void inspect(const InspectOptions& options);
+void convert(const ConvertOptions& options);
+void bench(const BenchOptions& options);
+void verify(const VerifyOptions& options);
+
+/// Checks `model` against a reference manifest (paths relative to it); atol/rtol < 0: the manifest's.
+VerifyReport verify_manifest(const Model& model, const std::string& manifest, double atol = -1, double rtol = -1);
+
+}  // namespace graft::cli

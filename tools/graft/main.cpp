@@ -1,0 +1,157 @@
+// tools/graft/main.cpp - the graft command-line tool: argument parsing, dispatch, error reporting.
+//
+// Every failure ends as one line on stderr, "graft: error: <message>", and a non-zero exit:
+// 1 when the work failed, 2 when the command line is wrong.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "graft/graft.hpp"
+
+namespace graft::cli {
+
+namespace {
+
+/// The message on one line: line breaks become "; " (or a space after a colon), indentation goes.
+std::string one_line(const std::string& message) {
+    std::string line;
+    bool at_break = false;
+    for (char c : message) {
+        if (c == '\n' || c == '\r') {
+            at_break = !line.empty();
+        } else if (!(at_break && (c == ' ' || c == '\t'))) {
+            if (at_break) line += line.back() == ':' ? " " : "; ";
+            at_break = false;
+            line += c;
+        }
+    }
+    return line;
+}
+
+int report_error(const std::string& message) {
+    fmt::print(stderr, "graft: error: {}\n", one_line(message));
+    return 1;
+}
+
+void add_model_options(CLI::App& cmd, ModelOptions& o) {
+    auto* model = cmd.add_option("MODEL", o.path, "Keras model file (.h5 or .keras), a graft descriptor directory, or a model.to_json() file with --weights");
+    cmd.add_option("--config", o.config, "model.to_json() file (with --weights), instead of MODEL")->excludes(model);
+    cmd.add_option("--weights", o.weights, "weights .h5 (from save_weights()) for a model.to_json() file");
+    cmd.add_option("--plugin", o.plugins, "plugin shared object (or directory of them) to load (repeatable); GRAFT_PLUGIN_PATH lists more")
+        ->allow_extra_args(false);
+    cmd.add_option("-O", o.opt_level, "optimization level: -O0 layout only, -O1 safe folds, -O2 everything (default)")
+        ->check(CLI::Range(0, 2));
+}
+
+/// MODEL or --config FILE (which needs --weights).
+void resolve_model(ModelOptions& o) {
+    if (!o.config.empty()) {
+        if (o.weights.empty()) throw Error("--config " + o.config + " needs --weights FILE.h5 (the save_weights() file)");
+        o.path = o.config;
+    }
+    if (o.path.empty()) throw Error("no model given: MODEL, or --config FILE.json --weights FILE.h5");
+}
+
+}  // namespace
+}  // namespace graft::cli
+
+int main(int argc, char** argv) {
+    namespace cli = graft::cli;
+    CLI::App app{"graft: runs Keras models on a native CPU backend", "graft"};
+    app.set_version_flag("--version", std::string("graft ") + graft::version_string());
+    app.require_subcommand(1);
+
+    cli::RunOptions run;
+    auto* run_cmd = app.add_subcommand("run", "run a model on .npy inputs");
+    cli::add_model_options(*run_cmd, run.model);
+    run_cmd
+        ->add_option("--input", run.inputs, "NAME=FILE.npy, or FILE.npy for the next input in model order (repeatable)")
+        ->allow_extra_args(false);
+    auto* out_dir = run_cmd->add_option("--output-dir", run.output_dir, "write DIR/<output name>.npy per model output");
+    run_cmd->add_option("--output", run.output, "write the output of a single-output model to FILE.npy")
+        ->excludes(out_dir);
+    run_cmd->add_flag("--print", run.print, "print the outputs (shape, values, top classes)");
+    run_cmd->add_option("--verify", run.verify, "reference manifest.json the model must reproduce first (see graft verify)");
+
+    cli::InspectOptions inspect;
+    auto* inspect_cmd = app.add_subcommand("inspect", "print a per-layer summary of the converted model");
+    cli::add_model_options(*inspect_cmd, inspect.model);
+    inspect_cmd->add_option("--dot", inspect.dot, "also write the IR graph as Graphviz DOT to FILE");
+    inspect_cmd->add_flag("--passes", inspect.passes, "show op count and memory plan before and after each optimizer rule");
+    inspect_cmd->add_flag("--check", inspect.check, "pre-flight check: list every unsupported layer or option, exit 1 if any");
+
+    cli::VerifyOptions verify;
+    auto* verify_cmd = app.add_subcommand("verify", "check that the model reproduces reference outputs (e.g. Keras' own)");
+    cli::add_model_options(*verify_cmd, verify.model);
+    verify_cmd->add_option("--manifest", verify.manifest, "manifest.json: {\"inputs\": [{name, file}], \"outputs\": [...], \"atol\", \"rtol\"}");
+    verify_cmd->add_option("--input", verify.inputs, "NAME=FILE.npy (repeatable)")->allow_extra_args(false);
+    verify_cmd->add_option("--expect", verify.expect, "NAME=FILE.npy, the expected output (repeatable)")->allow_extra_args(false);
+    verify_cmd->add_option("--atol", verify.atol, "absolute tolerance (default: the manifest's, else 1e-5)");
+    verify_cmd->add_option("--rtol", verify.rtol, "relative tolerance (default: the manifest's, else 1e-5)");
+
+    cli::ConvertOptions convert;
+    auto* convert_cmd = app.add_subcommand("convert", "write the optimized model as a graft descriptor (OUT/graph.json, OUT/weights.bin)");
+    cli::add_model_options(*convert_cmd, convert.model);
+    convert_cmd->add_option("-o,--output", convert.out, "descriptor directory to write (replaced if it is one already)")->required();
+
+    cli::BenchOptions bench;
+    auto* bench_cmd = app.add_subcommand("bench", "time Session::run in-process (median, min, load time, peak RSS)");
+    cli::add_model_options(*bench_cmd, bench.model);
+    auto* bench_in = bench_cmd->add_option("--input", bench.inputs, "NAME=FILE.npy or FILE.npy (repeatable)")->allow_extra_args(false);
+    bench_cmd->add_option("--batch", bench.batch, "batch of random inputs when no --input is given (default 1)")->excludes(bench_in);
+    bench_cmd->add_option("--threads", bench.threads, "intra-op threads (default 1; 0: one per core)");
+    bench_cmd->add_option("--iters", bench.iters, "timed runs (default 100)");
+    bench_cmd->add_option("--warmup", bench.warmup, "untimed runs first (default 5, and up to 0.5 s)");
+    bench_cmd->add_option("--check", bench.check, "reference .npy for the first output (fails beyond --atol/--rtol)");
+    bench_cmd->add_option("--atol", bench.atol, "absolute tolerance of --check (default 1e-4)");
+    bench_cmd->add_option("--rtol", bench.rtol, "relative tolerance of --check (default 1e-4)");
+    bench_cmd->add_flag("--json", bench.json, "print one JSON line");
+
+    cli::PluginsOptions plugins;
+    auto* plugins_cmd = app.add_subcommand("plugins", "list what plugins register (PATH..., --plugin, GRAFT_PLUGIN_PATH)");
+    plugins_cmd->add_option("PATH", plugins.paths, "plugin .so files or directories of them");
+    plugins_cmd->add_option("--plugin", plugins.plugins, "plugin shared object to load (repeatable)")->allow_extra_args(false);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        cli::report_error(fmt::format("{} (see 'graft --help')", e.what()));
+        return 2;
+    }
+
+    try {
+        if (run_cmd->parsed()) {
+            cli::resolve_model(run.model);
+            cli::load_plugins(run.model.plugins);
+            cli::run(run);
+        } else if (bench_cmd->parsed()) {
+            cli::resolve_model(bench.model);
+            cli::load_plugins(bench.model.plugins);
+            cli::bench(bench);
+        } else if (plugins_cmd->parsed()) {
+            cli::list_plugins(plugins);
+        } else if (verify_cmd->parsed()) {
+            cli::resolve_model(verify.model);
+            cli::load_plugins(verify.model.plugins);
+            cli::verify(verify);
+        } else if (inspect_cmd->parsed()) {
+            cli::resolve_model(inspect.model);
+            cli::load_plugins(inspect.model.plugins);
+            cli::inspect(inspect);
+        } else {
+            cli::resolve_model(convert.model);
+            cli::load_plugins(convert.model.plugins);
+            cli::convert(convert);
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        return cli::report_error(e.what());
+    } catch (...) {
+        return cli::report_error("unexpected failure");
+    }
+}

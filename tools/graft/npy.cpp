@@ -1,0 +1,110 @@
+// tools/graft/npy.cpp - .npy I/O through xtensor's xnpy, and atomic file writes.
+#include "npy.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xnpy.hpp>
+
+#include "graft/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace graft::cli {
+namespace {
+
+/// The 'descr' entry of a .npy header ("<f4"), or "" if there is none; xtensor's loader needs the
+/// element type up front and does not report the one it found.
+std::string npy_descr(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(256, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    auto key = head.find("'descr'");
+    auto open = key == std::string::npos ? key : head.find('\'', head.find(':', key));
+    auto close = open == std::string::npos ? open : head.find('\'', open + 1);
+    return close == std::string::npos ? "" : head.substr(open + 1, close - open - 1);
+}
+
+/// "<i8" -> "int64 ('<i8')", for messages.
+std::string dtype_name(const std::string& descr) {
+    static const std::map<char, const char*> kinds = {{'f', "float"}, {'i', "int"}, {'u', "uint"}, {'c', "complex"}};
+    if (descr == "|b1") return "bool ('|b1')";
+    if (descr.size() != 3 || !kinds.count(descr[1]) || descr[2] < '1' || descr[2] > '8') return "'" + descr + "'";
+    return fmt::format("{}{} ('{}')", kinds.at(descr[1]), 8 * (descr[2] - '0'), descr);
+}
+
+template <class T>
+Tensor load_as_tensor(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IOError(fmt::format("cannot open {}: {}", path, std::generic_category().message(errno)));
+    auto array = xt::load_npy<T>(in);
+    Shape shape(array.shape().begin(), array.shape().end());
+    if (!in)
+        throw FormatError(fmt::format("{} is truncated: its header promises shape {} but the data ends early", path,
+                                      shape_str(shape)));
+    std::vector<float> data(array.size());
+    std::transform(array.begin(), array.end(), data.begin(), [](T v) { return static_cast<float>(v); });
+    return Tensor(std::move(shape), std::move(data));
+}
+
+}  // namespace
+
+Tensor read_npy(const std::string& path) {
+    try {
+        const auto descr = npy_descr(path);
+        if (descr == "<f8") return load_as_tensor<double>(path);
+        if (descr.empty() || descr == "<f4") return load_as_tensor<float>(path);  // no descr: xtensor says why
+        throw FormatError(
+            fmt::format("{} holds {} values, expected float32 ('<f4') or float64 ('<f8')", path, dtype_name(descr)));
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw FormatError(fmt::format("{} is not a readable .npy file ({})", path, e.what()));
+    }
+}
+
+std::string npy_bytes(const Tensor& t) {
+    std::vector<std::size_t> shape(t.shape().begin(), t.shape().end());
+    return xt::dump_npy(xt::adapt(t.data(), t.size(), xt::no_ownership(), shape));
+}
+
+void write_files_atomically(const std::vector<FileContent>& files) {
+    static std::atomic<unsigned> counter{0};
+    std::vector<fs::path> temps;
+    auto cleanup = [&] {
+        std::error_code ignored;
+        for (const auto& t : temps) fs::remove(t, ignored);
+    };
+    try {
+        for (const auto& [path, content] : files) {
+            temps.push_back(path.parent_path() /
+                            fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++));
+            std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
+            out.write(content.data(), static_cast<std::streamsize>(content.size()));
+            out.close();
+            if (!out)
+                throw IOError(
+                    fmt::format("cannot write {}: {}", path.string(), std::generic_category().message(errno)));
+        }
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            std::error_code ec;
+            fs::rename(temps[i], files[i].first, ec);
+            if (ec) throw IOError(fmt::format("cannot write {}: {}", files[i].first.string(), ec.message()));
+        }
+    } catch (...) {
+        cleanup();
+        throw;
+    }
+}
+
+}  // namespace graft::cli
