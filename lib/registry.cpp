@@ -14,6 +14,15 @@ std::unique_ptr<Registry> make_builtin_registry() {
     ops::register_normalization(*r);
     ops::register_shape(*r);
     ops::register_recurrent(*r);
+    ops::register_reverse(*r);
+    ops::register_layer_norm(*r);
+    ops::register_embedding(*r);
+    ops::register_attention(*r);
+    ops::register_conv3d(*r);
+    ops::register_conv_transpose(*r);
+    ops::register_depthwise(*r);
+    ops::register_pad(*r);
+    ops::register_resize(*r);
     keras::register_core(*r);
     keras::register_conv(*r);
     keras::register_pooling(*r);
@@ -21,6 +30,10 @@ std::unique_ptr<Registry> make_builtin_registry() {
     keras::register_merge(*r);
     keras::register_activations(*r);
     keras::register_recurrent(*r);
+    keras::register_wrappers(*r);
+    keras::register_embedding(*r);
+    keras::register_attention(*r);
+    keras::register_reshaping(*r);
     return r;
 }
 

@@ -1,5 +1,6 @@
 // Convolutions: Conv1D (x NTC, w TCN) and Conv2D (x NHWC, w HWCN), Keras kernel layouts,
 // TF padding rules (valid, same, and causal for 1-D), strides, dilation, fused activation.
+#include "backend/native/gemm/conv_kernel.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -64,6 +65,8 @@ std::unique_ptr<native::Kernel> build_conv(native::KernelBuilder& b, bool one_d)
     auto x = b.in("x"), w = b.in("w"), y = b.out("y");
     std::optional<native::Slot> bias;
     if (op.has_input("b")) bias = b.in("b");
+    const Variable& wv = *op.input("w");
+    if (wv.is_constant()) return native::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, y, act);
     return native::make_kernel([=](const native::RunContext& c) {
         native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
     });
@@ -75,6 +78,7 @@ void add_conv(Registry& r, const char* type, bool one_d, const char* doc) {
     s.inputs = {"x", "w", "b?"};
     s.infer = [one_d](const Operator& op) { return infer_conv(op, one_d); };
     s.required_order = [one_d](const Operator&, const std::string& i) { return order_conv(i, one_d); };
+    s.activation_epilogue = true;
     s.doc = doc;
     r.add_op(std::move(s));
     r.add_native_generator(type, [one_d](native::KernelBuilder& b) { return build_conv(b, one_d); });

@@ -62,5 +62,15 @@ void register_elementwise(Registry& r);
 void register_normalization(Registry& r);
 void register_shape(Registry& r);
 void register_recurrent(Registry& r);
+void register_reverse(Registry& r);  // reverse.cpp
+void register_layer_norm(Registry& r);
+void register_embedding(Registry& r);
+void register_attention(Registry& r);
+// convolution / pooling / shape families (conv3d.cpp, conv_transpose.cpp, depthwise.cpp, pad.cpp, resize.cpp)
+void register_conv3d(Registry& r);
+void register_conv_transpose(Registry& r);
+void register_depthwise(Registry& r);
+void register_pad(Registry& r);
+void register_resize(Registry& r);
 
 }  // namespace graft::ops

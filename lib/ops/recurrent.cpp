@@ -32,6 +32,12 @@ native::kern::RnnParams rnn_params(const Operator& op) {
         if (b->order() != OrderC || b->shape()[0] != n) shape_fail(op, "bias " + b->describe() + " should be C [" + std::to_string(n) + "]");
     }
     if (p.t < 1 && p.t != kDynamic) shape_fail(op, "needs at least one timestep");
+    if (auto* m = op.input_or_null("mask")) {
+        expect_axes(op, *m, OrderNT, "mask");
+        if (m->size(Axis::T) != p.t) shape_fail(op, "mask " + m->describe() + " should have " + std::to_string(p.t) + " steps");
+        p.masked = true;
+        p.zero_output_for_mask = op.attr_or<bool>("zero_output_for_mask", false);
+    }
     return p;
 }
 
@@ -50,6 +56,7 @@ Outputs infer_rnn(const Operator& op) {
 std::optional<Order> order_rnn(const Operator&, const std::string& input) {
     if (input == "x") return OrderNTC;
     if (input == "b") return OrderC;
+    if (input == "mask") return OrderNT;
     return OrderCN;
 }
 
@@ -60,22 +67,26 @@ std::unique_ptr<native::Kernel> build_rnn(native::KernelBuilder& b) {
     const bool reset_after = op.attr_or<bool>("reset_after", false);
     auto work = b.workspace(static_cast<std::size_t>(native::kern::rnn_workspace(p, g)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
-    std::optional<native::Slot> bias, h, cst;
+    std::optional<native::Slot> bias, h, cst, mask;
     if (op.has_input("b")) bias = b.in("b");
+    if (op.has_input("mask")) mask = b.in("mask");
     if (op.output_or_null("h")) h = b.out("h");
     if (op.output_or_null("c")) cst = b.out("c");
     const std::string type = op.type();
     auto opt = [](const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; };
     if (type == "LSTM")
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work));
+            native::kern::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work), nullptr,
+                               nullptr, opt(c, mask));
         });
     if (type == "GRU")
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work));
+            native::kern::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work), nullptr,
+                              opt(c, mask));
         });
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work));
+        native::kern::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work), nullptr,
+                                 opt(c, mask));
     });
 }
 
@@ -85,11 +96,11 @@ void register_recurrent(Registry& r) {
     for (const char* type : {"SimpleRNN", "LSTM", "GRU"}) {
         OpSchema s;
         s.type = type;
-        s.inputs = {"x", "w", "r", "b?"};
+        s.inputs = {"x", "w", "r", "b?", "mask?"};
         s.infer = infer_rnn;
         s.required_order = order_rnn;
         s.doc = "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
-                "return_state, go_backwards (GRU: reset_after)";
+                "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)";
         r.add_op(std::move(s));
         r.add_native_generator(type, build_rnn);
     }

@@ -48,11 +48,12 @@ Outputs infer_reshape(const Operator& op) {
     const std::int64_t total = x.numel();
     if (total == kDynamic) {
         if (!dynamic) shape_fail(op, "a dynamic input " + x.describe() + " needs a free dimension in the target shape");
-        // the free dimension follows the batch; the rest must divide
+        // the free dimension follows the batch; the rest must divide one way or the other (the
+        // batch may absorb a dimension, (N, T, C) -> (N*T, C), or give one back, TimeDistributed)
         std::int64_t fixed = 1;
         for (auto d : x.shape())
             if (d != kDynamic) fixed *= d;
-        if (known == 0 || fixed % known != 0)
+        if (known == 0 || (fixed % known != 0 && known % fixed != 0))
             shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
     } else if (dynamic) {
         if (known == 0 || total % known != 0)

@@ -493,6 +493,46 @@ TEST_CASE("h5::File::open reports missing, non-HDF5 and truncated files", "[h5]"
     }
 }
 
+TEST_CASE("h5::File leaks no HDF5 identifiers, even on errors", "[h5]") {
+    TempDir tmp;
+    const std::string path = write_model(tmp);
+    const std::string text = tmp.file("text.h5");
+    std::ofstream(text) << "not hdf5";
+    auto counts = [] {
+        std::vector<hsize_t> n;
+        for (H5I_type_t t : {H5I_FILE, H5I_GROUP, H5I_DATATYPE, H5I_DATASPACE, H5I_DATASET, H5I_ATTR,
+                             H5I_GENPROP_LST}) {
+            hsize_t k = 0;
+            H5Inmembers(t, &k);
+            n.push_back(k);
+        }
+        return n;
+    };
+    {  // first use registers HDF5's own ids (and graft's one-time setup)
+        File f = File::open(path);
+        f.string_attribute("/", "model_config");
+    }
+    const auto before = counts();
+    for (int i = 0; i < 3; ++i) {
+        File f = File::open(path);
+        f.string_attribute("/", "model_config");
+        f.string_list_attribute("/model_weights", "layer_names");
+        f.string_list_attribute("/model_weights/lstm", "weight_names");
+        f.children("/model_weights");
+        f.has_group("/x/y");
+        f.has_attribute("/model_weights", "layer_names");
+        f.read_floats("/model_weights/dense_1/dense_1/kernel:0");
+        f.dataset_shape("/model_weights/ints");
+        CHECK_THROWS(f.read_floats("/model_weights/ints"));
+        CHECK_THROWS(f.read_floats("/model_weights/dense_1/dense_1/kernel:0", 1));
+        CHECK_THROWS(f.string_attribute("/model_weights", "layer_names"));
+        CHECK_THROWS(f.children("/nope"));
+        CHECK_THROWS(File::open(text));
+        CHECK_THROWS(File::open(tmp.file("missing.h5")));
+    }
+    CHECK(counts() == before);
+}
+
 TEST_CASE("h5::File can be used from several threads", "[h5]") {
     TempDir tmp;
     const std::string path = write_model(tmp);

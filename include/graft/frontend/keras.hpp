@@ -1,4 +1,4 @@
-// graft/frontend/keras.hpp - the Keras frontend: .h5 model files to graft IR.
+// graft/frontend/keras.hpp - the Keras frontend: .h5 / .keras model files to graft IR.
 #pragma once
 
 #include <string>
@@ -21,11 +21,28 @@ struct Finding {
     std::string message;     ///< what is wrong and what to do
 };
 
-/// Lists every layer of the model that no converter handler in `registry` accepts, all at once,
-/// without converting anything. Throws FormatError if the file itself is unreadable.
+/// What the pre-flight check found.
+struct CheckReport {
+    /// Every layer (or option of a layer) that cannot be converted, all at once. Layer names of
+    /// nested models are qualified: "sequential_1/dense_2".
+    std::vector<Finding> findings;
+    /// Layers that could not be checked because an input comes from a refused layer.
+    std::vector<std::string> unchecked;
+    /// Layers looked at (nested model layers included; a wrapper counts once).
+    std::size_t layers = 0;
+};
+
+/// The pre-flight check: runs the whole conversion, collecting every layer whose class has no
+/// converter handler (wrapped layers and nested models included) and every UnsupportedError a
+/// handler raises (an unsupported option, e.g. stateful=True), instead of stopping at the first.
+/// Throws FormatError/ShapeError/IOError when the file itself is broken.
+CheckReport check_model(const std::string& path, const Registry& registry, const Options& options = {});
+
+/// check_model(...).findings.
 std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options = {});
 
-/// Reads a Keras model file and converts it to an IR graph. Runs check() first and throws
+/// Reads a Keras model (.h5 full model, .keras zip, or a model.to_json() file with
+/// Options::weights_path) and converts it to an IR graph. Runs the same check and throws one
 /// UnsupportedError listing every finding.
 Graph convert(const std::string& path, const Registry& registry, const Options& options = {});
 

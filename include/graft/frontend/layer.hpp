@@ -26,6 +26,10 @@ namespace graft {
 struct Value {
     Variable* var = nullptr;
     Order logical;
+    /// Keras' mask of this tensor (Embedding mask_zero, Masking): a float 0/1 variable over the
+    /// first two logical axes (batch, time), or null. A handler that reads an input with a mask
+    /// must call LayerContext::consume_masks(), or the converter refuses the layer.
+    Variable* mask = nullptr;
 };
 
 /// A weight array read from the model file, in the framework's layout.
@@ -131,6 +135,12 @@ public:
     virtual const std::string& class_name() const = 0;
     /// The framework version that saved the model ("2.3.1"), "" if unknown.
     virtual const std::string& framework_version() const = 0;
+    /// The backend that saved the model ("tensorflow", "theano"), "" if the file does not say
+    /// (Keras 1 files never do). Theano stores convolution kernels flipped.
+    virtual const std::string& framework_backend() const {
+        static const std::string none;
+        return none;
+    }
     virtual const Config& config() const = 0;
 
     virtual std::size_t num_inputs() const = 0;
@@ -143,6 +153,23 @@ public:
 
     virtual Graph& graph() = 0;
     virtual const Registry& registry() const = 0;
+
+    /// The keyword arguments of this call of the layer as the file stores them (Keras 2: the
+    /// dict after [layer, node, tensor] in an inbound node; Keras 3: the node's "kwargs"), or null.
+    /// Keras tensors passed as 'value'/'key' are already among the inputs (after the positional ones).
+    virtual const rapidjson::Value* call_kwargs() const { return nullptr; }
+
+    /// Declares that the handler honours the Keras masks of its inputs (Value::mask); without it
+    /// a masked input makes the converter raise UnsupportedError for this layer.
+    void consume_masks() noexcept { masks_consumed_ = true; }
+    bool masks_consumed() const noexcept { return masks_consumed_; }
+    /// A boolean call argument (e.g. use_causal_mask), `fallback` if absent or null.
+    bool call_flag(const char* key, bool fallback) const {
+        const rapidjson::Value* k = call_kwargs();
+        if (!k || !k->IsObject() || !k->HasMember(key) || (*k)[key].IsNull()) return fallback;
+        if (!(*k)[key].IsBool()) fail_format(std::string("call argument '") + key + "' should be true or false");
+        return (*k)[key].GetBool();
+    }
 
     // ---- helpers -------------------------------------------------------------------------
 
@@ -224,6 +251,7 @@ public:
     }
 
 private:
+    bool masks_consumed_ = false;
     std::string weight_list() const {
         std::string s = " (the file has:";
         for (std::size_t i = 0; i < num_weights(); ++i) s += " '" + weight(i).name + "' " + shape_str(weight(i).shape);

@@ -1,6 +1,16 @@
-// Keras model -> graft IR: pre-flight check, then a walk over layer calls in dependency order,
-// each handed to the converter handler registered for ("keras", class).
+// Keras model -> graft IR: a walk over layer calls in dependency order, each handed to the
+// converter handler registered for ("keras", class). Nested models (a Sequential or Functional
+// used as a layer, at any depth) are inlined: the walk recurses into them with their caller's
+// inputs and their group's weights, resolved by layer name.
+//
+// The pre-flight check is the conversion itself, run to the end: every layer whose class has no
+// handler (wrapped layers and nested models included) and every handler's UnsupportedError is
+// collected instead of stopping at the first; layers that read the output of a refused layer
+// cannot be checked (their input shape is unknown) and are listed as unchecked. convert() throws
+// one UnsupportedError naming every finding.
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include "frontend/keras/model_config.hpp"
@@ -14,13 +24,10 @@ namespace {
 
 const std::string kFrontend = "keras";
 
-bool is_model_class(const std::string& cls) { return cls == "Sequential" || cls == "Model" || cls == "Functional"; }
-
 std::string advice(const std::string& cls) {
     if (cls == "Lambda")
         return "a Lambda layer holds Python code that graft cannot run; implement its computation in a graft plugin "
                "(see samples/plugin) and load it with --plugin or GRAFT_PLUGIN_PATH";
-    if (is_model_class(cls)) return "nested models (a model used as a layer) are not supported yet";
     return "no converter handler is registered for Keras class '" + cls +
            "'; if it is a custom layer, load a plugin that registers it (--plugin PATH or GRAFT_PLUGIN_PATH)";
 }
@@ -56,6 +63,7 @@ public:
     const std::string& layer_name() const override { return spec_.name; }
     const std::string& class_name() const override { return spec_.class_name; }
     const std::string& framework_version() const override { return file_.keras_version(); }
+    const std::string& framework_backend() const override { return file_.backend(); }
     const Config& config() const override { return config_; }
     std::size_t num_inputs() const override { return inputs_.size(); }
     const Value& input(std::size_t i) const override {
@@ -72,6 +80,8 @@ public:
     const Registry& registry() const override { return registry_; }
 
     std::vector<Value>& outputs() { return outputs_; }
+    const rapidjson::Value* call_kwargs() const override { return kwargs_; }
+    void set_call_kwargs(const rapidjson::Value* k) { kwargs_ = k; }
 
 private:
     const ModelFile& file_;
@@ -81,95 +91,226 @@ private:
     Graph& graph_;
     const Registry& registry_;
     Config config_;
+    const rapidjson::Value* kwargs_ = nullptr;
 };
 
-std::vector<Finding> check_spec(const ModelSpec& spec, const Registry& registry) {
-    std::vector<Finding> out;
-    for (const auto& l : spec.layers)
-        if (is_model_class(l.class_name) || !registry.find_converter(kFrontend, l.class_name))
-            out.push_back({l.name, l.class_name, advice(l.class_name)});
-    return out;
+/// Whether weight `w` (as a nested model's group lists it) belongs to layer `layer`: one of its
+/// path components is the layer name ("dense_2/kernel:0", tf.keras "lstm/lstm_cell/kernel:0",
+/// Keras 3 "sequential/dense/kernel", .keras "dense/vars/0"), or, for Keras 1 names without
+/// '/', it starts with "<layer>_" ("dense_2_W:0").
+bool belongs_to(const std::string& w, const std::string& layer) {
+    if (w.find('/') == std::string::npos) return w.size() > layer.size() + 1 && w.compare(0, layer.size() + 1, layer + "_") == 0;
+    std::size_t start = 0;
+    for (std::size_t end; (end = w.find('/', start)) != std::string::npos; start = end + 1)
+        if (w.compare(start, end - start, layer) == 0) return true;
+    return false;  // the last component is the weight's own name
 }
 
-[[noreturn]] void throw_findings(const std::string& path, const std::vector<Finding>& f) {
+/// Where a layer's weights come from: the file's group for a top-level layer, or (inside a
+/// nested model) the weights of the outermost nested model's group, picked by layer name in
+/// the order the group lists them (Keras: trainable weights of every sub-layer, then the rest).
+struct WeightSource {
+    const ModelFile* file = nullptr;
+    std::shared_ptr<const std::vector<WeightArray>> pool;
+
+    std::vector<WeightArray> for_layer(const std::string& layer) const {
+        if (!pool) return file->layer_weights(layer);
+        std::vector<WeightArray> out;
+        for (const auto& w : *pool)
+            if (belongs_to(w.name, layer)) out.push_back(w);
+        return out;
+    }
+    /// The source for the layers inside nested model `layer`.
+    WeightSource nested(const std::string& layer) const {
+        if (pool) return *this;
+        return WeightSource{file, std::make_shared<const std::vector<WeightArray>>(file->layer_weights(layer))};
+    }
+};
+
+class Walker {
+public:
+    Walker(const ModelFile& file, const Registry& registry, Graph& g, CheckReport& report)
+        : file_(file), registry_(registry), g_(g), report_(report) {}
+
+    /// Lists every layer (nested and wrapped ones included) whose class has no handler.
+    void check_classes(const ModelSpec& spec, const std::string& scope) {
+        for (const auto& l : spec.layers) {
+            ++report_.layers;
+            if (l.nested) {
+                check_classes(*l.nested, scope + l.name + "/");
+                continue;
+            }
+            if (!registry_.find_converter(kFrontend, l.class_name)) {
+                refuse(scope + l.name, l.class_name, advice(l.class_name));
+                continue;
+            }
+            // A wrapper (TimeDistributed, Bidirectional) names its layer in config.layer.
+            const auto& cfg = *l.config;
+            if (cfg.IsObject() && cfg.HasMember("layer") && cfg["layer"].IsObject() && cfg["layer"].HasMember("class_name") &&
+                cfg["layer"]["class_name"].IsString()) {
+                std::string inner = cfg["layer"]["class_name"].GetString();
+                if (!registry_.find_converter(kFrontend, inner))
+                    refuse(scope + l.name, l.class_name, "its wrapped layer: " + advice(inner));
+            }
+        }
+    }
+
+    /// Converts `spec` with `inputs` bound to its inputs. nullopt if a layer was refused (the
+    /// findings are in the report).
+    std::optional<std::vector<Value>> run(const ModelSpec& spec, const std::vector<Value>& inputs, const WeightSource& ws,
+                                          const std::string& scope) {
+        std::map<RefKey, Value> tensors;
+        for (std::size_t i = 0; i < spec.input_refs.size(); ++i) tensors[key(spec.input_refs[i])] = inputs.at(i);
+        std::set<std::string> poisoned;  // layers of this spec that produced nothing
+
+        struct Pending {
+            const LayerSpec* layer;
+            int call;
+        };
+        std::vector<Pending> pending;
+        for (const auto& l : spec.layers)
+            for (std::size_t c = 0; c < l.calls.size(); ++c) pending.push_back({&l, static_cast<int>(c)});
+        std::map<std::string, std::vector<WeightArray>> weights;
+        while (!pending.empty()) {
+            bool progress = false;
+            for (auto it = pending.begin(); it != pending.end();) {
+                const LayerSpec& layer = *it->layer;
+                const auto& call = layer.calls[static_cast<std::size_t>(it->call)];
+                const std::string qualified = scope + layer.name;
+                bool ready = true, blocked = refused_.count(qualified) || poisoned.count(layer.name);
+                for (const auto& r : call) {
+                    blocked = blocked || poisoned.count(r.layer);
+                    ready = ready && tensors.count(key(r));
+                }
+                if (blocked) {
+                    if (!refused_.count(qualified) && !poisoned.count(layer.name)) report_.unchecked.push_back(qualified);
+                    poisoned.insert(layer.name);
+                    it = pending.erase(it);
+                    progress = true;
+                    continue;
+                }
+                if (!ready) { ++it; continue; }
+                std::vector<Value> ins;
+                for (const auto& r : call) ins.push_back(tensors.at(key(r)));
+                std::optional<std::vector<Value>> outs;
+                if (layer.nested) {
+                    if (ins.size() != layer.nested->input_refs.size())
+                        throw FormatError(file_.path() + ": nested model '" + qualified + "' takes " +
+                                          std::to_string(layer.nested->input_refs.size()) + " inputs but is called with " +
+                                          std::to_string(ins.size()));
+                    outs = run(*layer.nested, ins, ws.nested(layer.name), qualified + "/");
+                } else {
+                    if (!weights.count(layer.name)) weights[layer.name] = ws.for_layer(layer.name);
+                    outs = call_handler(layer, it->call, std::move(ins), weights[layer.name], qualified);
+                }
+                if (!outs) {
+                    poisoned.insert(layer.name);
+                } else {
+                    for (std::size_t t = 0; t < outs->size(); ++t)
+                        tensors[{layer.name, it->call + layer.node_offset, static_cast<int>(t)}] = (*outs)[t];
+                }
+                it = pending.erase(it);
+                progress = true;
+            }
+            if (!progress) {
+                const auto& p = pending.front();
+                for (const auto& r : p.layer->calls[static_cast<std::size_t>(p.call)])
+                    if (!tensors.count(key(r)))
+                        throw FormatError(file_.path() + ": model_config: layer '" + scope + p.layer->name + "' reads output " +
+                                          std::to_string(r.tensor) + " of call " + std::to_string(r.node) + " of layer '" +
+                                          r.layer + "', which no layer produces");
+            }
+        }
+        if (!poisoned.empty()) return std::nullopt;
+
+        std::vector<Value> outputs;
+        for (const auto& r : spec.outputs) {
+            auto it = tensors.find(key(r));
+            if (it == tensors.end())
+                throw FormatError(file_.path() + ": model_config: output '" + scope + r.layer + "' (call " + std::to_string(r.node) +
+                                  ", tensor " + std::to_string(r.tensor) + ") is never produced");
+            outputs.push_back(it->second);
+        }
+        return outputs;
+    }
+
+private:
+    void refuse(const std::string& layer, const std::string& cls, const std::string& message) {
+        report_.findings.push_back({layer, cls, message});
+        refused_.insert(layer);
+    }
+
+    std::optional<std::vector<Value>> call_handler(const LayerSpec& layer, int call, std::vector<Value> ins,
+                                                   const std::vector<WeightArray>& weights, const std::string& qualified) {
+        bool masked = false;
+        for (const auto& v : ins) masked = masked || v.mask;
+        KerasLayerContext ctx(file_, layer, weights, std::move(ins), g_, registry_);
+        if (static_cast<std::size_t>(call) < layer.call_kwargs.size()) ctx.set_call_kwargs(layer.call_kwargs[static_cast<std::size_t>(call)]);
+        try {
+            (*registry_.find_converter(kFrontend, layer.class_name))(ctx);
+            if (masked && !ctx.masks_consumed())
+                throw UnsupportedError(ctx.where() + ": its input carries a Keras mask (from Embedding mask_zero=True or a "
+                                       "Masking layer) and graft does not support masks for " + layer.class_name +
+                                       " layers; mask-aware consumers are SimpleRNN, LSTM and GRU");
+        } catch (const UnsupportedError& e) {
+            std::string msg = e.what();
+            const std::string prefix = ctx.where() + ": ";
+            if (msg.compare(0, prefix.size(), prefix) == 0) msg.erase(0, prefix.size());
+            refuse(qualified, layer.class_name, msg);
+            return std::nullopt;
+        }
+        if (ctx.outputs().empty()) ctx.fail_format("the converter handler produced no outputs");
+        return std::move(ctx.outputs());
+    }
+
+    const ModelFile& file_;
+    const Registry& registry_;
+    Graph& g_;
+    CheckReport& report_;
+    std::set<std::string> refused_;
+};
+
+[[noreturn]] void throw_findings(const std::string& path, const CheckReport& r) {
+    const auto& f = r.findings;
     std::string msg = path + ": " + std::to_string(f.size()) + (f.size() == 1 ? " layer" : " layers") + " cannot be converted:";
     for (std::size_t i = 0; i < f.size(); ++i)
         msg += (i ? "; " : " ") + std::string("'") + f[i].layer + "' (" + f[i].class_name + "): " + f[i].message;
+    if (!r.unchecked.empty())
+        msg += " (" + std::to_string(r.unchecked.size()) + " layer" + (r.unchecked.size() == 1 ? "" : "s") +
+               " after them not checked: their inputs come from a refused layer)";
     throw UnsupportedError(msg);
 }
 
-}  // namespace
-
-std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options) {
-    ModelFile file(path, options.weights_path);
-    return check_spec(parse_model_config(file.model_config(), path, file.keras_version()), registry);
-}
-
-Graph convert(const std::string& path, const Registry& registry, const Options& options) {
+/// Converts the whole model, collecting findings; `g` holds the graph when there are none.
+CheckReport convert_collecting(const std::string& path, const Registry& registry, const Options& options, Graph& g) {
     ModelFile file(path, options.weights_path);
     const ModelSpec spec = parse_model_config(file.model_config(), path, file.keras_version());
-    if (auto findings = check_spec(spec, registry); !findings.empty()) throw_findings(path, findings);
+    CheckReport report;
+    Walker walker(file, registry, g, report);
+    walker.check_classes(spec, "");
 
-    Graph g;
-    std::map<RefKey, Value> tensors;
+    std::vector<Value> inputs;
     std::vector<std::string> input_names;
-    for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
-        const auto& in = spec.inputs[i];
-        if (in.dtype != "float32")
-            throw UnsupportedError(path + ": input '" + in.name + "' has dtype " + in.dtype + ", graft runs float32 inputs");
+    for (const auto& in : spec.inputs) {
+        // Integer inputs (token indices for an Embedding) are fed as float32 values: exact up to 2^24.
+        if (in.dtype != "float32" && in.dtype != "int32" && in.dtype != "int64")
+            throw UnsupportedError(path + ": input '" + in.name + "' has dtype " + in.dtype +
+                                   ", graft runs float32 inputs (int32/int64 inputs are fed as float32 values)");
         Order o = default_order(in.shape.size());
         Variable* v = g.add_variable(g.unique_name(in.name), DType::float32, o, in.shape);
         g.add_input(v);
         input_names.push_back(in.name);
-        tensors[key(spec.input_refs[i])] = Value{v, o};
+        inputs.push_back(Value{v, o});
     }
-
-    // Convert every call of every layer once its inputs exist (any DAG, shared layers included).
-    struct Pending {
-        const LayerSpec* layer;
-        int call;
-    };
-    std::vector<Pending> pending;
-    for (const auto& l : spec.layers)
-        for (std::size_t c = 0; c < l.calls.size(); ++c) pending.push_back({&l, static_cast<int>(c)});
-    std::map<std::string, std::vector<WeightArray>> weights;
-    while (!pending.empty()) {
-        bool progress = false;
-        for (auto it = pending.begin(); it != pending.end();) {
-            const auto& call = it->layer->calls[static_cast<std::size_t>(it->call)];
-            bool ready = true;
-            for (const auto& r : call) ready = ready && tensors.count(key(r));
-            if (!ready) { ++it; continue; }
-            std::vector<Value> ins;
-            for (const auto& r : call) ins.push_back(tensors.at(key(r)));
-            const auto& name = it->layer->name;
-            if (!weights.count(name)) weights[name] = file.layer_weights(name);
-            KerasLayerContext ctx(file, *it->layer, weights[name], std::move(ins), g, registry);
-            (*registry.find_converter(kFrontend, it->layer->class_name))(ctx);
-            if (ctx.outputs().empty()) ctx.fail_format("the converter handler produced no outputs");
-            for (std::size_t t = 0; t < ctx.outputs().size(); ++t)
-                tensors[{name, it->call, static_cast<int>(t)}] = ctx.outputs()[t];
-            it = pending.erase(it);
-            progress = true;
-        }
-        if (!progress) {
-            const auto& p = pending.front();
-            for (const auto& r : p.layer->calls[static_cast<std::size_t>(p.call)])
-                if (!tensors.count(key(r)))
-                    throw FormatError(path + ": model_config: layer '" + p.layer->name + "' reads output " + std::to_string(r.tensor) +
-                                      " of call " + std::to_string(r.node) + " of layer '" + r.layer + "', which no layer produces");
-        }
-    }
+    auto outputs = walker.run(spec, inputs, WeightSource{&file, nullptr}, "");
+    if (!outputs || !report.findings.empty()) return report;
 
     // Outputs leave in Keras' own layout (the logical order).
     std::vector<std::string> output_names;
-    for (const auto& r : spec.outputs) {
-        auto it = tensors.find(key(r));
-        if (it == tensors.end())
-            throw FormatError(path + ": model_config: output '" + r.layer + "' (call " + std::to_string(r.node) + ", tensor " +
-                              std::to_string(r.tensor) + ") is never produced");
-        Value v = it->second;
-        if (v.var->order() != v.logical || g.is_input(v.var)) {
+    for (std::size_t i = 0; i < spec.outputs.size(); ++i) {
+        const auto& r = spec.outputs[i];
+        Value v = (*outputs)[i];
+        if (v.var->order() != v.logical || g.is_input(v.var) || g.is_output(v.var)) {
             Attributes a;
             a.set("order", v.logical);
             auto name = g.unique_name(r.layer + "/output");
@@ -185,6 +326,24 @@ Graph convert(const std::string& path, const Registry& registry, const Options& 
     g.set_output_names(output_names);
     g.remove_unused_variables();
     g.validate();
+    return report;
+}
+
+}  // namespace
+
+CheckReport check_model(const std::string& path, const Registry& registry, const Options& options) {
+    Graph g;
+    return convert_collecting(path, registry, options, g);
+}
+
+std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options) {
+    return check_model(path, registry, options).findings;
+}
+
+Graph convert(const std::string& path, const Registry& registry, const Options& options) {
+    Graph g;
+    auto report = convert_collecting(path, registry, options, g);
+    if (!report.findings.empty()) throw_findings(path, report);
     return g;
 }
 

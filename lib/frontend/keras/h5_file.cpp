@@ -196,6 +196,13 @@ void init_hdf5() {
     });
 }
 
+// The Impl of a File, or graft::Error if the File was moved from.
+template <typename Impl>
+const Impl& live(const std::unique_ptr<Impl>& impl) {
+    if (!impl) throw Error("graft::h5::File: used after being moved from");
+    return *impl;
+}
+
 // One global heap collection ("GCOL", HDF5 file format spec), objects indexed with checked bounds.
 struct HeapCollection {
     std::vector<unsigned char> bytes;
@@ -619,18 +626,21 @@ const std::string& File::path() const {
 
 bool File::has_group(const std::string& path) const {
     Lock lock(hdf5_mutex());
-    return impl_->kind(path) == H5I_GROUP;
+    const Impl& f = live(impl_);
+    return f.kind(path) == H5I_GROUP;
 }
 
 bool File::has_dataset(const std::string& path) const {
     Lock lock(hdf5_mutex());
-    return impl_->kind(path) == H5I_DATASET;
+    const Impl& f = live(impl_);
+    return f.kind(path) == H5I_DATASET;
 }
 
 std::vector<std::string> File::children(const std::string& group) const {
     Lock lock(hdf5_mutex());
+    const Impl& f = live(impl_);
     std::string norm;
-    ObjectId g = impl_->open_as(group, H5I_GROUP, norm);
+    ObjectId g = f.open_as(group, H5I_GROUP, norm);
     struct State {
         std::vector<std::string> names;
         bool too_many = false;
@@ -656,9 +666,9 @@ std::vector<std::string> File::children(const std::string& group) const {
     // HDF5 1.10 build a link table, and a corrupt link makes it free uninitialized pointers.
     hsize_t idx = 0;
     if (H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_NATIVE, &idx, cb, &state) < 0)
-        impl_->fail(norm, fmt::format("cannot list the group ({}), expected a readable group; the file may be "
+        f.fail(norm, fmt::format("cannot list the group ({}), expected a readable group; the file may be "
                                       "corrupt", hdf5_detail()));
-    if (state.too_many) impl_->fail(norm, fmt::format("has more than {} children, expected fewer", kMaxChildren));
+    if (state.too_many) f.fail(norm, fmt::format("has more than {} children, expected fewer", kMaxChildren));
     if (state.no_memory) throw std::bad_alloc();
     std::sort(state.names.begin(), state.names.end());  // byte order, as HDF5's strcmp
     return std::move(state.names);
@@ -666,87 +676,92 @@ std::vector<std::string> File::children(const std::string& group) const {
 
 bool File::has_attribute(const std::string& obj, const std::string& name) const {
     Lock lock(hdf5_mutex());
-    const Impl::Lookup l = impl_->find(obj);
-    return l.found && impl_->attr_exists(l.path, name);
+    const Impl& f = live(impl_);
+    const Impl::Lookup l = f.find(obj);
+    return l.found && f.attr_exists(l.path, name);
 }
 
 std::optional<std::string> File::string_attribute(const std::string& obj, const std::string& name) const {
     Lock lock(hdf5_mutex());
-    const Impl::Lookup l = impl_->find(obj);
+    const Impl& f = live(impl_);
+    const Impl::Lookup l = f.find(obj);
     if (!l.found) return std::nullopt;
-    AttrId attr = impl_->open_attr(l.path, name);
+    AttrId attr = f.open_attr(l.path, name);
     if (!attr.valid()) return std::nullopt;
-    AttrInfo a = impl_->inspect(attr.get(), l.path, name);
+    AttrInfo a = f.inspect(attr.get(), l.path, name);
     if (a.cls != H5T_STRING)
-        impl_->fail(l.path, fmt::format("attribute \"{}\" is {}, expected a string", name, describe(a)));
+        f.fail(l.path, fmt::format("attribute \"{}\" is {}, expected a string", name, describe(a)));
     if (a.count != 1)
-        impl_->fail(l.path, fmt::format("attribute \"{}\" is {}, expected a single string", name, describe(a)));
+        f.fail(l.path, fmt::format("attribute \"{}\" is {}, expected a single string", name, describe(a)));
     std::size_t count_left = 1, bytes_left = kMaxStringBytes;
     std::vector<std::string> out;
-    impl_->read_strings(attr.get(), a, l.path, name, kMaxStringBytes, count_left, bytes_left, out);
+    f.read_strings(attr.get(), a, l.path, name, kMaxStringBytes, count_left, bytes_left, out);
     return std::move(out.front());
 }
 
 std::optional<std::vector<std::string>> File::string_list_attribute(const std::string& obj,
                                                                     const std::string& name) const {
     Lock lock(hdf5_mutex());
-    const Impl::Lookup l = impl_->find(obj);
+    const Impl& f = live(impl_);
+    const Impl::Lookup l = f.find(obj);
     if (!l.found) return std::nullopt;
     std::size_t count_left = kMaxListCount, bytes_left = kMaxListBytes;
     std::vector<std::string> out;
-    if (AttrId attr = impl_->open_attr(l.path, name); attr.valid()) {
-        impl_->append_list(attr.get(), l.path, name, count_left, bytes_left, out);
+    if (AttrId attr = f.open_attr(l.path, name); attr.valid()) {
+        f.append_list(attr.get(), l.path, name, count_left, bytes_left, out);
         return out;
     }
     // Keras splits a list too large for one attribute into name0, name1, ... (read until one is missing).
     int chunk = 0;
     for (; chunk < kMaxListChunks; ++chunk) {
         const std::string part = name + std::to_string(chunk);
-        AttrId attr = impl_->open_attr(l.path, part);
+        AttrId attr = f.open_attr(l.path, part);
         if (!attr.valid()) break;
-        impl_->append_list(attr.get(), l.path, part, count_left, bytes_left, out);
+        f.append_list(attr.get(), l.path, part, count_left, bytes_left, out);
     }
     if (chunk == 0) return std::nullopt;
-    if (chunk == kMaxListChunks && impl_->attr_exists(l.path, name + std::to_string(chunk)))
-        impl_->fail(l.path, fmt::format("attribute \"{}\" is split into more than {} parts, expected fewer", name,
+    if (chunk == kMaxListChunks && f.attr_exists(l.path, name + std::to_string(chunk)))
+        f.fail(l.path, fmt::format("attribute \"{}\" is split into more than {} parts, expected fewer", name,
                                         kMaxListChunks));
     return out;
 }
 
-FloatArray File::read_floats(const std::string& dataset, std::int64_t max_elements) const {
+FloatArray File::read_floats(const std::string& dataset, std::int64_t max_elements, bool integers) const {
     Lock lock(hdf5_mutex());
+    const Impl& f = live(impl_);
     std::string norm;
-    ObjectId ds = impl_->open_as(dataset, H5I_DATASET, norm);
+    ObjectId ds = f.open_as(dataset, H5I_DATASET, norm);
     TypeId type(H5Dget_type(ds.get()));
-    if (!type.valid()) impl_->fail(norm, fmt::format("has an unreadable type ({}), expected float data", hdf5_detail()));
+    if (!type.valid()) f.fail(norm, fmt::format("has an unreadable type ({}), expected float data", hdf5_detail()));
     const H5T_class_t cls = H5Tget_class(type.get());
-    if (cls != H5T_FLOAT)
-        impl_->fail(norm, fmt::format("holds {} type, expected float16, float32 or float64 data", class_name(cls)));
+    if (cls != H5T_FLOAT && !(integers && cls == H5T_INTEGER))
+        f.fail(norm, fmt::format("holds {} type, expected float16, float32 or float64 data", class_name(cls)));
     const std::size_t esize = H5Tget_size(type.get());
     if (esize == 0 || esize > 16)
-        impl_->fail(norm, fmt::format("holds floats of {} bytes, expected 2, 4 or 8 bytes", esize));
+        f.fail(norm, fmt::format("holds floats of {} bytes, expected 2, 4 or 8 bytes", esize));
 
     FloatArray out;
-    out.shape = impl_->shape_of(ds.get(), norm);
+    out.shape = f.shape_of(ds.get(), norm);
     const auto n = product(out.shape.data(), out.shape.size());
     const std::uint64_t limit = static_cast<std::uint64_t>(std::max<std::int64_t>(max_elements, 0));
-    if (!n) impl_->fail(norm, fmt::format("has more than 2^64 elements, more than the limit of {}", limit));
-    if (*n > limit) impl_->fail(norm, fmt::format("has {} elements, more than the limit of {}", *n, limit));
-    impl_->check_storage(ds.get(), norm, out.shape, *n, esize);
+    if (!n) f.fail(norm, fmt::format("has more than 2^64 elements, more than the limit of {}", limit));
+    if (*n > limit) f.fail(norm, fmt::format("has {} elements, more than the limit of {}", *n, limit));
+    f.check_storage(ds.get(), norm, out.shape, *n, esize);
 
     out.data.resize(static_cast<std::size_t>(*n));
     // H5T_NATIVE_FLOAT as memory type: HDF5 converts float16/float64 (overflow becomes +-inf).
     if (*n > 0 && H5Dread(ds.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data.data()) < 0)
-        impl_->fail(norm, fmt::format("cannot read data ({}), expected {} float values; the file may be truncated "
+        f.fail(norm, fmt::format("cannot read data ({}), expected {} float values; the file may be truncated "
                                       "or corrupt", hdf5_detail(), *n));
     return out;
 }
 
 std::vector<std::int64_t> File::dataset_shape(const std::string& dataset) const {
     Lock lock(hdf5_mutex());
+    const Impl& f = live(impl_);
     std::string norm;
-    ObjectId ds = impl_->open_as(dataset, H5I_DATASET, norm);
-    return impl_->shape_of(ds.get(), norm);
+    ObjectId ds = f.open_as(dataset, H5I_DATASET, norm);
+    return f.shape_of(ds.get(), norm);
 }
 
 }  // namespace graft::h5

@@ -55,7 +55,10 @@ public:
     /// Reads a floating-point dataset (float16/32/64 stored; converted to float32).
     /// Checks: it exists, is a dataset, has a float class, rank <= 8, every dimension
     /// and the element count are sane (count <= max_elements) before allocating.
-    FloatArray read_floats(const std::string& dataset, std::int64_t max_elements = (std::int64_t{1} << 31)) const;
+    /// `integers`: also accept integer datasets (converted to float; Keras preprocessing layers
+    /// such as Normalization keep an int64 'count').
+    FloatArray read_floats(const std::string& dataset, std::int64_t max_elements = (std::int64_t{1} << 31),
+                           bool integers = false) const;
 
     /// Shape of a dataset without reading it.
     std::vector<std::int64_t> dataset_shape(const std::string& dataset) const;

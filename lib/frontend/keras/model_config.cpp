@@ -1,5 +1,6 @@
 #include "frontend/keras/model_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "graft/error.hpp"
@@ -44,24 +45,47 @@ void collect_history(const Ctx& c, const Value& v, std::vector<TensorRef>& out, 
     }
 }
 
-std::vector<std::vector<TensorRef>> parse_inbound(const Ctx& c, const Value& layer, const std::string& name) {
-    std::vector<std::vector<TensorRef>> calls;
-    if (!layer.HasMember("inbound_nodes")) return calls;
+/// Keras 2 serializes a keras tensor passed as a call keyword argument as [layer, node, tensor].
+bool is_ref_list(const Value& v) {
+    return v.IsArray() && v.Size() == 3 && v[0].IsString() && v[1].IsInt() && v[2].IsInt();
+}
+
+/// The keras tensors passed as call keywords 'value' and 'key' (in that order), appended to `refs`.
+void collect_kwarg_tensors(const Ctx& c, const Value& kwargs, bool keras3, std::vector<TensorRef>& refs,
+                           const std::string& name) {
+    if (!kwargs.IsObject()) return;
+    for (const char* k : {"value", "key"}) {
+        if (!kwargs.HasMember(k) || kwargs[k].IsNull()) continue;
+        const Value& v = kwargs[k];
+        if (keras3) collect_history(c, v, refs, 0);
+        else if (is_ref_list(v)) refs.push_back(parse_ref_list(c, v, "layer '" + name + "' call argument '" + k + "'"));
+        else c.fail("layer '" + name + "': call argument '" + k + "' is not a keras tensor [layer, node, tensor]");
+    }
+}
+
+void parse_inbound(const Ctx& c, const Value& layer, const std::string& name, LayerSpec& spec) {
+    if (!layer.HasMember("inbound_nodes")) return;
     const Value& nodes = layer["inbound_nodes"];
     if (!nodes.IsArray()) c.fail("layer '" + name + "': inbound_nodes is not a list");
     for (const auto& node : nodes.GetArray()) {
         std::vector<TensorRef> refs;
+        const Value* kwargs = nullptr;
         if (node.IsObject()) {  // Keras 3
             if (node.HasMember("args")) collect_history(c, node["args"], refs, 0);
+            if (node.HasMember("kwargs") && node["kwargs"].IsObject()) kwargs = &node["kwargs"];
+            if (kwargs) collect_kwarg_tensors(c, *kwargs, true, refs, name);
         } else if (node.IsArray()) {
             for (const auto& r : node.GetArray()) refs.push_back(parse_ref_list(c, r, "layer '" + name + "' inbound node"));
+            // Keras 2 repeats the call's kwargs on every tensor of the first argument: read the first.
+            if (!node.Empty() && node[0].IsArray() && node[0].Size() >= 4 && node[0][3].IsObject()) kwargs = &node[0][3];
+            if (kwargs) collect_kwarg_tensors(c, *kwargs, false, refs, name);
         } else {
             c.fail("layer '" + name + "': an inbound node is neither a list nor an object");
         }
         if (refs.empty()) c.fail("layer '" + name + "': an inbound node has no input tensors");
-        calls.push_back(std::move(refs));
+        spec.calls.push_back(std::move(refs));
+        spec.call_kwargs.push_back(kwargs);
     }
-    return calls;
 }
 
 std::vector<TensorRef> parse_io(const Ctx& c, const Value& cfg, const char* key) {
@@ -111,9 +135,27 @@ bool batch_shape(const Ctx& c, const Value& cfg, const std::string& name, Shape&
     return false;
 }
 
+/// A layer's dtype: a string (Keras 1/2, Keras 3 InputLayer) or a Keras 3 DTypePolicy object
+/// {"class_name": "DTypePolicy", "config": {"name": "float32"}} (also FloatDTypePolicy).
 std::string dtype_of(const Value& cfg) {
-    if (cfg.HasMember("dtype") && cfg["dtype"].IsString()) return cfg["dtype"].GetString();
+    if (!cfg.HasMember("dtype")) return "float32";
+    const Value& d = cfg["dtype"];
+    if (d.IsString()) return d.GetString();
+    if (d.IsObject() && d.HasMember("config") && d["config"].IsObject() && d["config"].HasMember("name") &&
+        d["config"]["name"].IsString())
+        return d["config"]["name"].GetString();
     return "float32";
+}
+
+constexpr int kMaxNesting = 16;  // models inside models; bounds the recursion on untrusted configs
+
+ModelSpec parse_any(const Ctx& c, const std::string& cls, const Value& config, int depth);
+
+/// A model used as a layer: parsed into the layer's `nested` spec.
+void parse_nested(const Ctx& c, LayerSpec& spec, const Value& cfg, int depth) {
+    if (!is_model_class(spec.class_name)) return;
+    if (depth >= kMaxNesting) c.fail("models nested more than " + std::to_string(kMaxNesting) + " deep (at '" + spec.name + "')");
+    spec.nested = std::make_shared<const ModelSpec>(parse_any(c, spec.class_name, cfg, depth + 1));
 }
 
 const Value& layer_config(const Ctx& c, const Value& layer, const std::string& name) {
@@ -121,7 +163,7 @@ const Value& layer_config(const Ctx& c, const Value& layer, const std::string& n
     return layer["config"];
 }
 
-ModelSpec parse_sequential(const Ctx& c, const Value& config) {
+ModelSpec parse_sequential(const Ctx& c, const Value& config, int depth) {
     const Value* layers = &config;
     if (config.IsObject()) {
         if (!config.HasMember("layers")) c.fail("Sequential config has no 'layers'");
@@ -139,7 +181,7 @@ ModelSpec parse_sequential(const Ctx& c, const Value& config) {
         if (cls == "InputLayer") {
             if (have_input) c.fail("Sequential model has a second InputLayer '" + name + "'");
             InputSpec in{name, {}, dtype_of(cfg)};
-            if (!batch_shape(c, cfg, name, in.shape)) c.fail("InputLayer '" + name + "' has no shape");
+            if (!batch_shape(c, cfg, name, in.shape) && depth == 0) c.fail("InputLayer '" + name + "' has no shape");
             m.inputs.push_back(in);
             prev = {name, 0, 0};
             m.input_refs.push_back(prev);
@@ -149,14 +191,15 @@ ModelSpec parse_sequential(const Ctx& c, const Value& config) {
         if (!have_input) {
             // Keras 2 names the implicit input "<first layer>_input"; Keras 1 "<snake_case class>_input_1".
             InputSpec in{c.keras_version.rfind("1.", 0) == 0 ? snake_case(cls) + "_input_1" : name + "_input", {}, dtype_of(cfg)};
-            if (!batch_shape(c, cfg, name, in.shape))
+            if (!batch_shape(c, cfg, name, in.shape) && depth == 0)  // a nested model takes its caller's shape
                 c.fail("the first layer '" + name + "' of the Sequential model has no input shape (batch_input_shape)");
             m.inputs.push_back(in);
             prev = {in.name, 0, 0};
             m.input_refs.push_back(prev);
             have_input = true;
         }
-        LayerSpec spec{name, cls, &cfg, {{prev}}};
+        LayerSpec spec{name, cls, &cfg, {{prev}}, {nullptr}, nullptr};
+        parse_nested(c, spec, cfg, depth);
         m.layers.push_back(std::move(spec));
         prev = {name, 0, 0};
     }
@@ -165,7 +208,7 @@ ModelSpec parse_sequential(const Ctx& c, const Value& config) {
     return m;
 }
 
-ModelSpec parse_functional(const Ctx& c, const std::string& cls, const Value& config) {
+ModelSpec parse_functional(const Ctx& c, const std::string& cls, const Value& config, int depth) {
     if (!config.IsObject() || !config.HasMember("layers") || !config["layers"].IsArray())
         c.fail(cls + " config has no 'layers' list");
     ModelSpec m;
@@ -177,15 +220,29 @@ ModelSpec parse_functional(const Ctx& c, const std::string& cls, const Value& co
         std::string name = l.HasMember("name") && l["name"].IsString() ? l["name"].GetString() : str_member(c, cfg, "name", "a layer config");
         if (lcls == "InputLayer") {
             InputSpec in{name, {}, dtype_of(cfg)};
-            if (!batch_shape(c, cfg, name, in.shape)) c.fail("InputLayer '" + name + "' has no shape");
+            if (!batch_shape(c, cfg, name, in.shape) && depth == 0) c.fail("InputLayer '" + name + "' has no shape");
             all_inputs.push_back(in);
             continue;
         }
-        m.layers.push_back(LayerSpec{name, lcls, &cfg, parse_inbound(c, l, name)});
+        m.layers.push_back(LayerSpec{name, lcls, &cfg, {}, {}, nullptr});
+        parse_inbound(c, l, name, m.layers.back());
+        parse_nested(c, m.layers.back(), cfg, depth);
         if (m.layers.back().calls.empty()) c.fail("layer '" + name + "' is never called (no inbound nodes)");
     }
     m.input_refs = parse_io(c, config, "input_layers");
     m.outputs = parse_io(c, config, "output_layers");
+    // Keras counts a nested model's internal node (its input to its output) as node 0 when it
+    // has its own input, so its calls are referenced from 1; tell by references past the calls.
+    for (auto& l : m.layers) {
+        if (!l.nested) continue;
+        int max_node = -1;
+        auto see = [&](const TensorRef& r) { if (r.layer == l.name) max_node = std::max(max_node, r.node); };
+        for (const auto& other : m.layers)
+            for (const auto& call : other.calls)
+                for (const auto& r : call) see(r);
+        for (const auto& r : m.outputs) see(r);
+        if (max_node == static_cast<int>(l.calls.size())) l.node_offset = 1;
+    }
     for (const auto& r : m.input_refs) {
         bool found = false;
         for (const auto& in : all_inputs)
@@ -195,7 +252,14 @@ ModelSpec parse_functional(const Ctx& c, const std::string& cls, const Value& co
     return m;
 }
 
+ModelSpec parse_any(const Ctx& c, const std::string& cls, const Value& config, int depth) {
+    if (cls == "Sequential") return parse_sequential(c, config, depth);
+    return parse_functional(c, cls, config, depth);
+}
+
 }  // namespace
+
+bool is_model_class(const std::string& cls) { return cls == "Sequential" || cls == "Model" || cls == "Functional"; }
 
 std::string snake_case(const std::string& s) {
     std::string out;
@@ -217,8 +281,7 @@ ModelSpec parse_model_config(const rapidjson::Value& mc, const std::string& file
     Ctx c{file, keras_version};
     std::string cls = str_member(c, mc, "class_name", "the model config");
     if (!mc.HasMember("config")) c.fail("no 'config'");
-    if (cls == "Sequential") return parse_sequential(c, mc["config"]);
-    if (cls == "Model" || cls == "Functional") return parse_functional(c, cls, mc["config"]);
+    if (is_model_class(cls)) return parse_any(c, cls, mc["config"], 0);
     throw UnsupportedError(file + ": the top-level model is a '" + cls + "', expected Sequential, Model or Functional");
 }
 

@@ -3,6 +3,7 @@
 // Keras 1/2 list-style and Keras 3 dict-style inbound nodes).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,27 @@ struct TensorRef {
     int tensor = 0;
 };
 
+struct ModelSpec;
+
 struct LayerSpec {
     std::string name;
     std::string class_name;
     const rapidjson::Value* config = nullptr;       // the layer's "config" object
     std::vector<std::vector<TensorRef>> calls;     // inbound tensors of each call (node)
+    /// Each call's keyword arguments as stored (null if none). Keras tensors among them under
+    /// 'value' and 'key' (MultiHeadAttention's call(query, value, key)) are appended to that
+    /// call's tensors after the positional ones, 'value' first, then 'key'.
+    std::vector<const rapidjson::Value*> call_kwargs;
+    /// A model used as a layer (class Sequential / Model / Functional): its own layer graph.
+    std::shared_ptr<const ModelSpec> nested;
+    /// Node index of the first call in references to this layer: 1 for a nested model that
+    /// Keras saved with its own internal node first (the references then run past the calls).
+    int node_offset = 0;
 };
 
 struct InputSpec {
     std::string name;  // Keras input layer name
-    Shape shape;       // with the batch as kDynamic
+    Shape shape;       // with the batch as kDynamic; empty for a nested Sequential without one
     std::string dtype;
 };
 
@@ -45,5 +57,8 @@ ModelSpec parse_model_config(const rapidjson::Value& model_config, const std::st
 
 /// Keras' "ThisName" -> "this_name" (how Keras 1 names an implicit Sequential input).
 std::string snake_case(const std::string& class_name);
+
+/// Whether a layer class is a model used as a layer.
+bool is_model_class(const std::string& class_name);
 
 }  // namespace graft::keras

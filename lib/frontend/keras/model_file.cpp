@@ -1,11 +1,15 @@
 #include "frontend/keras/model_file.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <rapidjson/error/en.h>
 
+#include "frontend/keras/keras_zip.hpp"
+#include "frontend/keras/model_config.hpp"
 #include "graft/error.hpp"
 
 namespace graft::keras {
@@ -25,9 +29,133 @@ std::string join_path(const std::string& root, const std::string& name) {
     return root == "/" ? "/" + name : root + "/" + name;
 }
 
+/// Keras 3's naming.to_snake_case, which names a layer's group in model.weights.h5.
+std::string keras3_snake_case(const std::string& name) {
+    static const std::regex non_word("[^A-Za-z0-9_]+"), camel("(.)([A-Z][a-z]+)"), lower_upper("([a-z])([A-Z])");
+    std::string s = std::regex_replace(name, non_word, "");
+    s = std::regex_replace(s, camel, "$1_$2");
+    s = std::regex_replace(s, lower_upper, "$1_$2");
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
+    return v.IsObject() && v.HasMember(key) ? &v[key] : nullptr;
+}
+
+/// Collects a .keras layer's variables: its own (<path>/vars/0, 1, ...), then its sub-layers'
+/// in the order legacy .h5 files list them (Bidirectional: forward, then backward; a nested
+/// model: its layers in config order). Names are "<layer name>/<path below the layer>".
+class ArchiveWalker {
+public:
+    ArchiveWalker(const h5::File& f, const std::string& file) : f_(f), file_(file) {}
+
+    void collect(const std::string& path, const std::string& name, const rapidjson::Value* layer, std::vector<WeightArray>& out,
+                 int depth) {
+        if (depth > 32) throw FormatError(file_ + ": model.weights.h5: layers nested too deeply at " + path);
+        if (!f_.has_group(path)) return;
+        for (int i = 0;; ++i) {
+            const std::string ds = path + "/vars/" + std::to_string(i);
+            if (!f_.has_dataset(ds)) break;
+            auto arr = f_.read_floats(ds, std::int64_t{1} << 31, true);
+            out.push_back(WeightArray{name + ds.substr(base_.size()), arr.shape,
+                                      std::make_shared<const std::vector<float>>(std::move(arr.data))});
+        }
+        const std::string cls = layer && member(*layer, "class_name") && (*layer)["class_name"].IsString() ? (*layer)["class_name"].GetString() : "";
+        const rapidjson::Value* cfg = layer ? member(*layer, "config") : nullptr;
+        if (is_model_class(cls) && cfg) {
+            const rapidjson::Value* layers = cfg->IsArray() ? cfg : member(*cfg, "layers");
+            if (layers && layers->IsArray()) walk_layers(path + "/layers", *layers, out, depth + 1);
+            return;
+        }
+        if (cls == "Bidirectional" && cfg) {
+            collect(path + "/forward_layer", name, member(*cfg, "layer"), out, depth + 1);
+            collect(path + "/backward_layer", name, member(*cfg, "backward_layer") ? member(*cfg, "backward_layer") : member(*cfg, "layer"), out,
+                    depth + 1);
+            return;
+        }
+        for (const auto& child : f_.children(path)) {  // cell, layer, ... in name order
+            if (child == "vars" || !f_.has_group(path + "/" + child)) continue;
+            const rapidjson::Value* sub = cfg && child == "layer" ? member(*cfg, "layer") : nullptr;
+            collect(path + "/" + child, name, sub, out, depth + 1);
+        }
+    }
+
+    /// The layers of a model config at `path` (layers/<snake_case class>[_N]).
+    void walk_layers(const std::string& path, const rapidjson::Value& layers, std::vector<WeightArray>& out, int depth) {
+        std::map<std::string, int> used;
+        for (const auto& l : layers.GetArray()) {
+            if (!member(l, "class_name") || !l["class_name"].IsString()) continue;
+            std::string group = keras3_snake_case(l["class_name"].GetString());
+            auto it = used.find(group);
+            if (it == used.end()) used[group] = 0;
+            else group += "_" + std::to_string(++it->second);
+            std::string name;
+            if (member(l, "name") && l["name"].IsString()) name = l["name"].GetString();
+            else if (member(l, "config") && member(l["config"], "name") && l["config"]["name"].IsString()) name = l["config"]["name"].GetString();
+            if (name.empty()) continue;
+            if (depth == 0) {
+                base_ = path + "/" + group;
+                std::vector<WeightArray> w;
+                collect(base_, name, &l, w, depth);
+                by_layer[name] = std::move(w);
+            } else {  // inside a nested model: named after the sub-layer, in its parent's list
+                const std::string saved = base_;
+                base_ = path + "/" + group;
+                collect(base_, name, &l, out, depth);
+                base_ = saved;
+            }
+        }
+    }
+
+    std::map<std::string, std::vector<WeightArray>> by_layer;
+
+private:
+    const h5::File& f_;
+    std::string file_, base_;
+};
+
 }  // namespace
 
+ModelFile::~ModelFile() = default;
+
+void ModelFile::open_keras_archive(const std::string& path) {
+    KerasArchive a = read_keras_archive(path);
+    try {
+        weights_ = std::make_unique<h5::File>(h5::File::open(a.weights_path));
+    } catch (const FormatError& e) {
+        std::remove(a.weights_path.c_str());
+        throw FormatError(path + ": model.weights.h5 (extracted to " + a.weights_path + "): " + e.what());
+    } catch (...) {
+        std::remove(a.weights_path.c_str());
+        throw;
+    }
+    std::remove(a.weights_path.c_str());  // HDF5 keeps the open file; nothing is left behind
+    keras_archive_ = true;
+    weights_file_ = path + ": model.weights.h5";
+    parse_json(doc_, a.config, path + ": config.json");
+    if (!a.metadata.empty()) {
+        rapidjson::Document meta;
+        meta.Parse(a.metadata.c_str(), a.metadata.size());
+        if (!meta.HasParseError() && meta.IsObject() && meta.HasMember("keras_version") && meta["keras_version"].IsString())
+            keras_version_ = meta["keras_version"].GetString();
+    }
+    if (keras_version_.empty()) keras_version_ = "3";  // only Keras 3 writes .keras archives
+    const rapidjson::Value& cfg = doc_["config"];
+    const rapidjson::Value* layers = cfg.IsArray() ? &cfg : member(cfg, "layers");
+    if (!layers || !layers->IsArray()) throw FormatError(path + ": config.json: the model config has no 'layers' list");
+    ArchiveWalker walker(*weights_, weights_file_);
+    std::vector<WeightArray> unused;
+    walker.walk_layers("/layers", *layers, unused, 0);
+    archive_weights_ = std::move(walker.by_layer);
+    for (const auto& [name, w] : archive_weights_) layer_names_.push_back(name);
+}
+
 ModelFile::ModelFile(const std::string& path, const std::string& weights_path) : path_(path) {
+    if (weights_path.empty() && is_zip_file(path)) {
+        open_keras_archive(path);
+        return;
+    }
     if (weights_path.empty()) {
         weights_ = std::make_unique<h5::File>(h5::File::open(path));
         weights_file_ = path;
@@ -63,6 +191,10 @@ bool ModelFile::has_layer(const std::string& layer) const {
 }
 
 std::vector<WeightArray> ModelFile::layer_weights(const std::string& layer) const {
+    if (keras_archive_) {
+        auto it = archive_weights_.find(layer);
+        return it == archive_weights_.end() ? std::vector<WeightArray>{} : it->second;
+    }
     if (!has_layer(layer)) return {};
     const std::string group = join_path(weights_root_, layer);
     if (!weights_->has_group(group))
@@ -74,7 +206,7 @@ std::vector<WeightArray> ModelFile::layer_weights(const std::string& layer) cons
         if (!weights_->has_dataset(ds))
             throw FormatError(weights_file_ + ": layer '" + layer + "': weight '" + n + "' is listed in weight_names but " + ds +
                               " does not exist");
-        auto arr = weights_->read_floats(ds);
+        auto arr = weights_->read_floats(ds, std::int64_t{1} << 31, true);  // integers: e.g. Normalization's count
         out.push_back(WeightArray{n, arr.shape, std::make_shared<const std::vector<float>>(std::move(arr.data))});
     }
     return out;

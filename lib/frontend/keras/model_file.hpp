@@ -1,5 +1,6 @@
 // A Keras model on disk: the model config (JSON) and lazy access to each layer's weights.
-// Reads full-model .h5 files and model.to_json() + save_weights() pairs.
+// Reads full-model .h5 files (Keras 1, 2, tf.keras, Keras 3 legacy), Keras 3 native .keras
+// archives, and model.to_json() + save_weights() pairs.
 #pragma once
 
 #include <map>
@@ -16,8 +17,11 @@ namespace graft::keras {
 
 class ModelFile {
 public:
-    /// `path` is a full-model .h5, or a model.to_json() file when `weights_path` is given.
+    /// `path` is a full-model .h5 or .keras, or a model.to_json() file when `weights_path` is given.
     ModelFile(const std::string& path, const std::string& weights_path);
+    ~ModelFile();
+    ModelFile(const ModelFile&) = delete;
+    ModelFile& operator=(const ModelFile&) = delete;
 
     const std::string& path() const noexcept { return path_; }
     const std::string& keras_version() const noexcept { return keras_version_; }
@@ -37,6 +41,10 @@ private:
     std::unique_ptr<h5::File> weights_;  // the file holding layer_names and the layer groups
     std::string weights_root_;           // "/model_weights" or "/"
     std::vector<std::string> layer_names_;
+    // .keras: weights by layer name, found at layers/<snake_case class>[_N]/... (see keras_zip.hpp)
+    bool keras_archive_ = false;
+    std::map<std::string, std::vector<WeightArray>> archive_weights_;
+    void open_keras_archive(const std::string& path);
 };
 
 }  // namespace graft::keras

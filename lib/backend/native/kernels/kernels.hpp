@@ -93,20 +93,142 @@ struct RnnParams {
     bool go_backwards = false;   // process t = T-1 .. 0; sequences are emitted in processing order (Keras)
     ActParams act{Act::tanh};
     ActParams rec_act{Act::sigmoid};
+    /// A Keras mask [N,T] (1 = use the step, 0 = skip it) is passed as the trailing `mask`
+    /// argument: a skipped step keeps the states, and its output is the previous output (zeros
+    /// before any step was used) or, with zero_output_for_mask, zeros (Keras backend.rnn).
+    bool masked = false;              // sizes the workspace for a mask
+    bool zero_output_for_mask = false;
 };
 /// Scratch floats each recurrent kernel needs (the caller provides them; no allocation inside).
 std::int64_t rnn_workspace(const RnnParams& p, int gates);
 
 /// SimpleRNN: h = act(x W + h R + b); W [I,U], R [U,U], b [U] or null.
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
-                const RnnParams& p, float* work, const float* h0 = nullptr);
+                const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr);
 /// LSTM, Keras gate order i, f, c, o: W [I,4U], R [U,4U], b [4U] or null.
 void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
-          const RnnParams& p, float* work, const float* h0 = nullptr, const float* c0 = nullptr);
+          const RnnParams& p, float* work, const float* h0 = nullptr, const float* c0 = nullptr,
+          const float* mask = nullptr);
 /// GRU, Keras gate order z, r, h: W [I,3U], R [U,3U].
 /// reset_after = false: b [3U] or null;  h~ = act(x Wh + (r*h) Rh + bh).
 /// reset_after = true:  b [2,3U] (input bias row, recurrent bias row) or null; h~ = act(x Wh + bih + r*(h Rh + bhh)).
 void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
-         const RnnParams& p, float* work, const float* h0 = nullptr);
+         const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr);
+
+// ---- convolution / pooling / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
+// pad_crop_resize.cpp). All channels-last; padding explicit (leading pad; the rest follows from
+// the output size); out-of-range taps read zero.
+
+/// 3-D convolution, x NDHWC, w [KD,KH,KW,Cin,Cout] (Keras layout), y NDHWC [N,OD,OH,OW,Cout].
+struct Conv3DParams {
+    std::int64_t n, d, h, w, cin;
+    std::int64_t kd, kh, kw, cout;
+    std::int64_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
+    std::int64_t pad_front, pad_top, pad_left;
+    std::int64_t od, oh, ow;
+};
+void conv3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
+                  const Conv3DParams& p, const ActParams& a);
+
+/// 3-D pooling over NDHWC (average over in-range taps only, as TF/Keras).
+struct Pool3DParams {
+    std::int64_t n, d, h, w, c;
+    std::int64_t kd, kh, kw;
+    std::int64_t stride_d, stride_h, stride_w;
+    std::int64_t pad_front, pad_top, pad_left;
+    std::int64_t od, oh, ow;
+};
+void pool3d_ndhwc(const float* x, float* y, const Pool3DParams& p, Pool kind);
+
+/// Depthwise 2-D convolution, x NHWC, w [KH,KW,Cin,M] (Keras layout), bias [Cin*M] or null,
+/// y NHWC [N,OH,OW,Cin*M] with output channel c*M + m.
+struct DepthwiseParams {
+    std::int64_t n, h, w, cin, mult;
+    std::int64_t kh, kw;
+    std::int64_t stride_h, stride_w, dil_h, dil_w;
+    std::int64_t pad_top, pad_left;
+    std::int64_t oh, ow;
+};
+void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* y,
+                      const DepthwiseParams& p, const ActParams& a);
+
+/// Transposed 3-D convolution (the gradient of conv3d w.r.t. its input), x NDHWC [N,D,H,W,Cin],
+/// w [KD,KH,KW,Cout,Cin] (Keras Conv3DTranspose layout), y NDHWC [N,OD,OH,OW,Cout]:
+/// y[o] = bias + sum over taps k and inputs i with i*stride - pad + k*dil == o of w[k] . x[i].
+/// 2-D and 1-D transposed convolutions are this with D (and H) = 1.
+struct ConvTransposeParams {
+    std::int64_t n, d, h, w, cin;
+    std::int64_t kd, kh, kw, cout;
+    std::int64_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
+    std::int64_t pad_front, pad_top, pad_left;
+    std::int64_t od, oh, ow;
+};
+void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
+                            const ConvTransposeParams& p, const ActParams& a);
+
+/// y = x with axis i shifted by begin[i] (negative: cropped) into out_shape[i]; zeros where
+/// nothing maps. Same rank for both, rank <= 8, any layout (plain row-major arrays).
+void pad_nd(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* out_shape,
+            const std::int64_t* begin, int rank);
+
+/// Nearest-neighbour upsampling by integer factors: y[j] = x[j / factor] on every axis, y's
+/// shape is in_shape * factors. rank <= 8, any layout.
+void upsample_nearest(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* factors, int rank);
+
+/// Bilinear resize of NHWC images [N,H,W,C] to [N,OH,OW,C] (TF rules, no corner alignment):
+/// source coordinate = dst * in/out (legacy, TF 1 resize_bilinear) or (dst + 0.5) * in/out - 0.5
+/// (half_pixel, TF 2 tf.image.resize), clamped to the image.
+void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
+                          std::int64_t oh, std::int64_t ow, bool half_pixel);
+
+
+// ---- normalization, activation-with-weights, embedding, masking, attention families
+// (normalization.cpp, embedding.cpp, attention.cpp). Row-major; sizes checked when compiled.
+
+/// Layer normalization of each row of x [M,K]: y = (x - mean) / sqrt(var + eps) * gamma + beta
+/// (biased variance, Keras); gamma / beta [K] or null (1 / 0). x and y may alias.
+void layer_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t M, std::int64_t K, float eps);
+
+/// Group normalization of x [N,S,C] (channels last; C split into `groups` contiguous groups):
+/// statistics per (n, group) over S x C/groups; gamma / beta [C] or null. x and y may alias.
+void group_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t N, std::int64_t S,
+                std::int64_t C, std::int64_t groups, float eps);
+
+/// y = x / sqrt(max(sum x^2, eps)) over each row of x [M,K] (tf.math.l2_normalize). x and y may alias.
+void l2_normalize(const float* x, float* y, std::int64_t M, std::int64_t K, float eps);
+
+/// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
+void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);
+
+/// Embedding lookup: y[m,:] = table[int(idx[m]),:] for idx [M] (float, truncated toward zero like
+/// Keras' cast to int32), table [V,D]. An index that is NaN or outside [0, V) gives a row of zeros:
+/// a kernel cannot raise, and the table is never read out of bounds.
+void embedding(const float* idx, const float* table, float* y, std::int64_t M, std::int64_t V, std::int64_t D);
+
+/// mask[i] = x[i] != 0 ? 1 : 0 (Keras Embedding mask_zero: the mask of the raw inputs).
+void nonzero_mask(const float* x, float* mask, std::int64_t n);
+
+/// Keras Masking over rows of x [M,K]: keep = any(x[m,:] != mask_value); y[m,:] = keep ? x : 0;
+/// mask[m] = keep (mask may be null). x and y may alias.
+void masking(const float* x, float* y, float* mask, std::int64_t M, std::int64_t K, float mask_value);
+
+/// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].
+void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N);
+
+/// Attention over q [B,Tq,H*DK], k [B,Tv,H*DK], v [B,Tv,H*DV] -> y [B,Tq,H*DV] (head h uses
+/// columns h*DK.. of q/k and h*DV.. of v and y). Scores per head:
+///   dot:  s = scale * (q . k)
+///   tanh: s = sum_d a[d] * tanh(scale * (q_d + k_d))   (a [DK] or null = 1; Keras concat / additive)
+/// Positions j that are masked (causal: j > i; vmask [B,Tv] == 0) get s - 1e9 in float, as Keras
+/// subtracts 1e9; then softmax over j, y = weights . v. work: Tv floats.
+enum class Score : int { dot, tanh };
+struct AttentionParams {
+    std::int64_t b, tq, tv, heads, dk, dv;
+    Score score = Score::dot;
+    float scale = 1.f;
+    bool causal = false;
+};
+void attention(const float* q, const float* k, const float* v, const float* a, const float* vmask, float* y,
+               const AttentionParams& p, float* work);
 
 }  // namespace graft::native::kern

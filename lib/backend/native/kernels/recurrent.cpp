@@ -2,7 +2,7 @@
 //
 // The input projection x W (+ input bias) of all timesteps is one GEMM into the workspace;
 // each step then only multiplies the state by R. Workspace layout (floats):
-//   xp [N*T, G*U] | hr [N, G*U] | h [N, U] | c [N, U] | tmp [N, U]
+//   xp [N*T, G*U] | hr [N, G*U] | h [N, U] | c [N, U] | tmp [N, U] (| hp | cp | o [N, U] with a mask)
 #include <cstring>
 
 #include "internal.hpp"
@@ -16,6 +16,7 @@ inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(fl
 
 struct Work {
     float *xp, *hr, *h, *c, *tmp;
+    float *hp = nullptr, *cp = nullptr, *o = nullptr;  // masked: states before the step, last output
 };
 
 Work carve(const RnnParams& p, int gates, float* work) {
@@ -26,8 +27,40 @@ Work carve(const RnnParams& p, int gates, float* work) {
     w.h = w.hr + p.n * gu;
     w.c = w.h + nu;
     w.tmp = w.c + nu;
+    if (p.masked) {
+        w.hp = w.tmp + nu;
+        w.cp = w.hp + nu;
+        w.o = w.cp + nu;
+        std::memset(w.o, 0, bytes(nu));
+    }
     return w;
 }
+
+/// Masked step, before: remember the states.
+void mask_save(const RnnParams& p, const float* mask, Work& w) {
+    if (!mask) return;
+    std::memcpy(w.hp, w.h, bytes(p.n * p.u));
+    std::memcpy(w.cp, w.c, bytes(p.n * p.u));
+}
+
+/// Masked step, after: rows whose step is masked get their states back; the output follows.
+void mask_apply(const RnnParams& p, const float* mask, i64 tt, Work& w) {
+    if (!mask) return;
+    const std::size_t row = bytes(p.u);
+    for (i64 n = 0; n < p.n; ++n) {
+        const i64 o = n * p.u;
+        if (mask[n * p.t + tt] != 0.f) {
+            std::memcpy(w.o + o, w.h + o, row);
+        } else {
+            std::memcpy(w.h + o, w.hp + o, row);
+            std::memcpy(w.c + o, w.cp + o, row);
+            if (p.zero_output_for_mask) std::memset(w.o + o, 0, row);
+        }
+    }
+}
+
+/// What a step emits: the state, or with a mask the masked output.
+const float* out_of(const float* mask, const Work& w) { return mask ? w.o : w.h; }
 
 void init_state(float* s, const float* s0, i64 count) {
     if (s0)
@@ -50,9 +83,9 @@ void emit_step(const RnnParams& p, i64 s, const float* h, float* y) {
     for (i64 n = 0; n < p.n; ++n) std::memcpy(y + (n * p.t + s) * p.u, h + n * p.u, bytes(p.u));
 }
 
-void emit_final(const RnnParams& p, const float* h, float* y, float* h_last) {
+void emit_final(const RnnParams& p, const float* out, const float* h, float* y, float* h_last) {
     const i64 nu = p.n * p.u;
-    if (!p.return_sequences) std::memcpy(y, h, bytes(nu));
+    if (!p.return_sequences) std::memcpy(y, out, bytes(nu));
     if (h_last) std::memcpy(h_last, h, bytes(nu));
 }
 
@@ -60,17 +93,18 @@ void emit_final(const RnnParams& p, const float* h, float* y, float* h_last) {
 
 std::int64_t rnn_workspace(const RnnParams& p, int gates) {
     const i64 gu = static_cast<i64>(gates) * p.u;
-    return p.n * p.t * gu + p.n * gu + 3 * p.n * p.u;
+    return p.n * p.t * gu + p.n * gu + (p.masked ? 6 : 3) * p.n * p.u;
 }
 
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
-                const RnnParams& p, float* work, const float* h0) {
+                const RnnParams& p, float* work, const float* h0, const float* mask) {
     const i64 U = p.u;
     Work w = carve(p, 1, work);
     project_inputs(x, W, b, p, 1, w.xp);
     init_state(w.h, h0, p.n * U);
     for (i64 s = 0; s < p.t; ++s) {
         const i64 tt = time_index(p, s);
+        mask_save(p, mask, w);
         detail::gemm(w.h, U, R, U, w.hr, U, p.n, U, U, nullptr, false, nullptr);
         for (i64 n = 0; n < p.n; ++n) {
             float* z = w.hr + n * U;
@@ -78,13 +112,14 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
             for (i64 j = 0; j < U; ++j) z[j] = xr[j] + z[j];
             activation(z, w.h + n * U, U, p.act);
         }
-        emit_step(p, s, w.h, y);
+        mask_apply(p, mask, tt, w);
+        emit_step(p, s, out_of(mask, w), y);
     }
-    emit_final(p, w.h, y, h_last);
+    emit_final(p, out_of(mask, w), w.h, y, h_last);
 }
 
 void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
-          const RnnParams& p, float* work, const float* h0, const float* c0) {
+          const RnnParams& p, float* work, const float* h0, const float* c0, const float* mask) {
     const i64 U = p.u, G = 4 * p.u;
     Work w = carve(p, 4, work);
     project_inputs(x, W, b, p, 4, w.xp);
@@ -92,6 +127,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
     init_state(w.c, c0, p.n * U);
     for (i64 s = 0; s < p.t; ++s) {
         const i64 tt = time_index(p, s);
+        mask_save(p, mask, w);
         detail::gemm(w.h, U, R, G, w.hr, G, p.n, U, G, nullptr, false, nullptr);
         for (i64 n = 0; n < p.n; ++n) {
             float* z = w.hr + n * G;
@@ -110,14 +146,15 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
             activation(c, h, U, p.act);
             for (i64 j = 0; j < U; ++j) h[j] = go[j] * h[j];
         }
-        emit_step(p, s, w.h, y);
+        mask_apply(p, mask, tt, w);
+        emit_step(p, s, out_of(mask, w), y);
     }
-    emit_final(p, w.h, y, h_last);
+    emit_final(p, out_of(mask, w), w.h, y, h_last);
     if (c_last) std::memcpy(c_last, w.c, bytes(p.n * U));
 }
 
 void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
-         const RnnParams& p, float* work, const float* h0) {
+         const RnnParams& p, float* work, const float* h0, const float* mask) {
     const i64 U = p.u, G = 3 * p.u;
     Work w = carve(p, 3, work);
     project_inputs(x, W, b, p, 3, w.xp);  // b row 0 (or the only row) is the input bias
@@ -125,6 +162,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
     const float* b_rec = (reset_after && b) ? b + G : nullptr;
     for (i64 s = 0; s < p.t; ++s) {
         const i64 tt = time_index(p, s);
+        mask_save(p, mask, w);
         if (reset_after) {
             // hr = h R + b_rec for all three gates.
             detail::gemm(w.h, U, R, G, w.hr, G, p.n, U, G, b_rec, false, nullptr);
@@ -165,9 +203,10 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
             activation(hh, hh, U, p.act);
             for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
         }
-        emit_step(p, s, w.h, y);
+        mask_apply(p, mask, tt, w);
+        emit_step(p, s, out_of(mask, w), y);
     }
-    emit_final(p, w.h, y, h_last);
+    emit_final(p, out_of(mask, w), w.h, y, h_last);
 }
 
 }  // namespace graft::native::kern

@@ -30,5 +30,9 @@ void register_normalization(Registry& r);
 void register_merge(Registry& r);
 void register_activations(Registry& r);
 void register_recurrent(Registry& r);
+void register_wrappers(Registry& r);  // wrappers.cpp: Bidirectional, TimeDistributed
+void register_embedding(Registry& r);  // embedding.cpp: Embedding, Masking
+void register_attention(Registry& r);  // attention.cpp: Attention, AdditiveAttention, MultiHeadAttention
+void register_reshaping(Registry& r);  // reshaping.cpp: ZeroPadding, Cropping, UpSampling, RepeatVector
 
 }  // namespace graft::keras

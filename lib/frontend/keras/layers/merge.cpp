@@ -1,4 +1,7 @@
-// Keras merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate.
+// Keras merge layers: Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot (axes,
+// normalize; Keras batch_dot: x's other axes, then y's, a 2-D result of rank 1 gets a unit axis).
+#include <algorithm>
+
 #include "frontend/keras/layers/layers.hpp"
 
 namespace graft::keras {
@@ -29,6 +32,64 @@ void concatenate(LayerContext& ctx) {
     set_output(ctx, ctx.op("Concat", aligned_inputs(ctx), std::move(a))->output("y"), x0.logical);
 }
 
+/// Keras' positional axis names for a tensor of this rank (batch first).
+Order positional_order(std::size_t rank) {
+    switch (rank) {
+        case 2: return OrderNC;
+        case 3: return OrderNTC;
+        case 4: return OrderNHWC;
+        case 5: return OrderNDHWC;
+        default: {
+            std::vector<Axis> axes{Axis::N};
+            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
+            return Order(std::move(axes));
+        }
+    }
+}
+
+void dot(LayerContext& ctx) {
+    ctx.expect_inputs(2, 2);
+    Value x = ctx.input(0), y = ctx.input(1);
+    auto axes = ctx.config().get_ints("axes");
+    if (axes.size() == 1) axes.push_back(axes[0]);
+    if (axes.size() != 2) ctx.fail_format("'axes' should be an integer or a list of two");
+    const auto rx = static_cast<std::int64_t>(x.logical.ndim()), ry = static_cast<std::int64_t>(y.logical.ndim());
+    if (rx < 2 || ry < 2) ctx.fail_shape("Dot needs inputs of rank 2 or more");
+    // Keras: a negative int axis counts from the end of each input separately
+    const Axis ax = keras_axis(ctx, x, axes[0]), ay = keras_axis(ctx, y, axes[1]);
+    // Both inputs must share the batch axis name for the product; give y x's batch name.
+    if (y.logical[0] != x.logical[0]) {
+        std::vector<Axis> ren = y.logical.axes();
+        ren[0] = x.logical[0];
+        if (std::count(ren.begin(), ren.end(), x.logical[0]) > 1) ctx.fail_unsupported("input axes named like the batch axis");
+        y = ctx.relabel(y, Order(ren));
+    }
+    if (ctx.config().get_bool("normalize", false)) {
+        for (auto* v : {&x, &y}) {
+            Attributes a;
+            a.set("axes", std::vector<std::string>{(v == &x ? ax : ay).name()});
+            a.set("epsilon", 1e-12);
+            v->var = ctx.op("L2Normalize", {{"x", v->var}}, std::move(a), v == &x ? "normalize_x" : "normalize_y")->output("y");
+        }
+    }
+    const std::size_t out_rank = static_cast<std::size_t>(rx + ry - 3);
+    const Order out = positional_order(std::max<std::size_t>(out_rank, 2));
+    Attributes a;
+    a.set("batch", x.logical[0]);
+    a.set("x_axis", ax);
+    a.set("y_axis", ay);
+    a.set("out_order", out_rank == 1 ? Order{out[0]} : out);
+    Variable* r = ctx.op("BatchMatMul", {{"x", x.var}, {"y", y.var}}, std::move(a))->output("y");
+    if (out_rank == 1) {  // Keras expands a rank-1 batch_dot result to (batch, 1)
+        Attributes ra;
+        ra.set("in_order", Order{out[0]});
+        ra.set("out_order", out);
+        ra.set("shape", Shape{kDynamic, 1});
+        r = ctx.op("Reshape", {{"x", r}}, std::move(ra), "expand")->output("y");
+    }
+    set_output(ctx, r, out);
+}
+
 }  // namespace
 
 void register_merge(Registry& r) {
@@ -40,6 +101,7 @@ void register_merge(Registry& r) {
         r.add_converter("keras", cls, [o](LayerContext& c) { merge(c, o.c_str()); });
     }
     r.add_converter("keras", "Concatenate", concatenate);
+    r.add_converter("keras", "Dot", dot);
 }
 
 }  // namespace graft::keras

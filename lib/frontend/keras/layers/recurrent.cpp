@@ -1,6 +1,9 @@
 // Keras SimpleRNN, LSTM and GRU (return_sequences, return_state, go_backwards; GRU reset_after
-// both ways). Keras 2+ weights are (kernel, recurrent_kernel, bias); Keras 1 stores one array
-// per gate (LSTM: W/U/b for i, c, f, o), which are joined here into the Keras 2 layout.
+// both ways; unroll is ignored, it changes nothing at inference; stateful is refused). Keras 2+
+// weights are (kernel, recurrent_kernel, bias) whatever the naming (Keras 2 "lstm_1/kernel:0",
+// tf.keras "lstm/lstm_cell/kernel:0", Keras 3 "lstm/lstm_cell/kernel"); Keras 1 stores one array
+// per gate (LSTM: W/U/b for i, c, f, o; GRU: z, r, h), which are joined here into the Keras 2
+// layout, as Keras 2's own loader does (keras/engine/saving.py preprocess_weights_for_loading).
 #include "frontend/keras/layers/layers.hpp"
 
 namespace graft::keras {
@@ -51,18 +54,19 @@ void recurrent(LayerContext& ctx, const std::string& type) {
     const Value x = ctx.relabel(ctx.input(0), OrderNTC);
     const std::int64_t in = x.var->size(Axis::C);
     const bool reset_after = type == "GRU" && c.get_bool("reset_after", false);
-    const bool keras1 = ctx.framework_version().rfind("1.", 0) == 0;
+    if (c.get_bool("time_major", false)) ctx.fail_unsupported("time_major=True (inputs laid out (T, N, C)) is not supported");
+    // Keras 1 stores one W/U/b triple per gate (LSTM: 12 arrays); with consume_less='gpu' it
+    // stores the Keras 2 layout (W, U, b with the gates side by side), which reads as Keras 2.
+    const bool keras1 = ctx.framework_version().rfind("1.", 0) == 0 && g > 1 && ctx.num_weights() == static_cast<std::size_t>(3 * g);
 
     NamedVars ins{{"x", x.var}};
     if (keras1) {
-        Gates k = type == "LSTM" ? join_keras1(ctx, "icfo", "ifco", in, u)
-                : type == "GRU"  ? join_keras1(ctx, "zrh", "zrh", in, u)
-                                 : join_keras1(ctx, "h", "h", in, u);
+        Gates k = type == "LSTM" ? join_keras1(ctx, "icfo", "ifco", in, u) : join_keras1(ctx, "zrh", "zrh", in, u);
         ins.emplace_back("w", ctx.constant(ctx.layer_name() + "/kernel", OrderCN, {in, g * u}, std::move(k.w)));
         ins.emplace_back("r", ctx.constant(ctx.layer_name() + "/recurrent_kernel", OrderCN, {u, g * u}, std::move(k.r)));
         ins.emplace_back("b", ctx.constant(ctx.layer_name() + "/bias", OrderC, {g * u}, std::move(k.b)));
     } else {
-        const bool use_bias = c.get_bool("use_bias", true);
+        const bool use_bias = c.get_bool("use_bias", true);  // Keras 1 has no use_bias: always a bias
         ctx.expect_weights(use_bias ? 3 : 2);
         ins.emplace_back("w", ctx.constant(ctx.weight(0), OrderCN, {in, g * u}));
         ins.emplace_back("r", ctx.constant(ctx.weight(1), OrderCN, {u, g * u}));
@@ -74,6 +78,11 @@ void recurrent(LayerContext& ctx, const std::string& type) {
         }
     }
     Attributes a;
+    if (ctx.input(0).mask) {  // Keras mask (Embedding mask_zero / Masking): skipped steps keep the state
+        ctx.consume_masks();
+        ins.emplace_back("mask", ctx.input(0).mask);
+        a.set("zero_output_for_mask", c.get_bool("zero_output_for_mask", false));
+    }
     a.set("units", u);
     a.set("activation", activation_name(ctx, c.get_string("activation", "tanh")));
     a.set("recurrent_activation",
@@ -84,6 +93,7 @@ void recurrent(LayerContext& ctx, const std::string& type) {
     if (type == "GRU") a.set("reset_after", reset_after);
     Operator* op = ctx.op(type, std::move(ins), std::move(a));
     std::vector<Value> outs{{op->output("y"), op->output("y")->order()}};
+    if (c.get_bool("return_sequences", false)) outs[0].mask = ctx.input(0).mask;  // Keras passes the mask on
     if (auto* h = op->output_or_null("h")) outs.push_back({h, OrderNC});
     if (auto* cs = op->output_or_null("c")) outs.push_back({cs, OrderNC});
     ctx.set_outputs(std::move(outs));

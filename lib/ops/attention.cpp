@@ -1,0 +1,151 @@
+// Attention and batched products:
+//   Attention   q, k, v with axes N, T, C (laid out NTC), a? (tanh score weights
+//               [DK]), vmask? [N,Tv]; attrs heads, score ("dot" | "tanh"), scale, causal.
+//               vmask NT; y NTC [N,Tq,heads*DV]; see kern::attention for the maths.
+//   BatchMatMul x, y  attrs batch (axis), x_axis, y_axis (contracted), out_order (names of the
+//               result: batch, x's other axes, then y's other axes).
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+namespace {
+
+native::kern::AttentionParams attention_params(const Operator& op) {
+    const Variable& q = in(op, "q");
+    const Variable& k = in(op, "k");
+    const Variable& v = in(op, "v");
+    for (const Variable* t : {&q, &k, &v}) expect_axes(op, *t, OrderNTC, "input");
+    native::kern::AttentionParams p;
+    p.heads = op.attr<std::int64_t>("heads");
+    if (p.heads < 1) shape_fail(op, "heads must be at least 1");
+    const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C);
+    p.b = q.size(Axis::N), p.tq = q.size(Axis::T), p.tv = k.size(Axis::T);
+    if (qc % p.heads || vc % p.heads)
+        shape_fail(op, "features of " + q.describe() + " and " + v.describe() + " must split into " + std::to_string(p.heads) + " heads");
+    p.dk = qc / p.heads, p.dv = vc / p.heads;
+    if (k.size(Axis::C) != qc) shape_fail(op, "key " + k.describe() + " and query " + q.describe() + " differ in features");
+    if (v.size(Axis::T) != p.tv) shape_fail(op, "value " + v.describe() + " and key " + k.describe() + " differ in time steps");
+    for (const Variable* t : {&k, &v})
+        if (t->size(Axis::N) != p.b && t->size(Axis::N) != kDynamic && p.b != kDynamic)
+            shape_fail(op, "input " + t->describe() + " and query " + q.describe() + " differ in batch");
+    const auto score = op.attr<std::string>("score");
+    if (score != "dot" && score != "tanh") throw UnsupportedError(op.describe() + ": score '" + score + "' (expected dot or tanh)");
+    p.score = score == "dot" ? native::kern::Score::dot : native::kern::Score::tanh;
+    p.scale = static_cast<float>(op.attr<double>("scale"));
+    p.causal = op.attr_or<bool>("causal", false);
+    if (auto* a = op.input_or_null("a"); a && a->numel() != p.dk)
+        shape_fail(op, "score weights " + a->describe() + " should hold " + std::to_string(p.dk) + " values");
+    if (auto* m = op.input_or_null("vmask")) {
+        expect_axes(op, *m, OrderNT, "value mask");
+        if (m->size(Axis::T) != p.tv) shape_fail(op, "value mask " + m->describe() + " should have " + std::to_string(p.tv) + " steps");
+    }
+    return p;
+}
+
+Outputs infer_attention(const Operator& op) {
+    auto p = attention_params(op);
+    return {{"y", {OrderNTC, {p.b, p.tq, p.heads * p.dv}}}};
+}
+
+std::unique_ptr<native::Kernel> build_attention(native::KernelBuilder& b) {
+    const Operator& op = b.op();
+    auto p = attention_params(op);
+    auto work = b.workspace(static_cast<std::size_t>(p.tv));
+    auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
+    std::optional<native::Slot> a, m;
+    if (op.has_input("a")) a = b.in("a");
+    if (op.has_input("vmask")) m = b.in("vmask");
+    return native::make_kernel([=](const native::RunContext& c) {
+        native::kern::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
+                                c.at(work));
+    });
+}
+
+struct MatMulAxes {
+    Axis batch, xk, yk;
+    std::vector<Axis> xr, yr;  // the other axes of x and y
+};
+
+MatMulAxes matmul_axes(const Operator& op) {
+    const Variable& x = in(op, "x");
+    const Variable& y = in(op, "y");
+    MatMulAxes m{op.attrs().get_axis("batch", op.describe()), op.attrs().get_axis("x_axis", op.describe()),
+                 op.attrs().get_axis("y_axis", op.describe()), {}, {}};
+    for (const Variable* v : {&x, &y})
+        if (!v->order().has(m.batch)) shape_fail(op, "input " + v->describe() + " has no batch axis " + m.batch.name());
+    if (!x.order().has(m.xk) || m.xk == m.batch) shape_fail(op, "input " + x.describe() + " has no axis " + m.xk.name() + " to contract");
+    if (!y.order().has(m.yk) || m.yk == m.batch) shape_fail(op, "input " + y.describe() + " has no axis " + m.yk.name() + " to contract");
+    for (const auto& a : x.order().axes())
+        if (a != m.batch && a != m.xk) m.xr.push_back(a);
+    for (const auto& a : y.order().axes())
+        if (a != m.batch && a != m.yk) m.yr.push_back(a);
+    if (x.size(m.xk) != y.size(m.yk))
+        shape_fail(op, "contracted axes differ: " + x.describe() + " axis " + m.xk.name() + " vs " + y.describe() + " axis " + m.yk.name());
+    return m;
+}
+
+Outputs infer_matmul(const Operator& op) {
+    auto m = matmul_axes(op);
+    const Variable& x = in(op, "x");
+    const Variable& y = in(op, "y");
+    auto out = op.attrs().get_order("out_order", op.describe());
+    Shape s{x.size(m.batch)};
+    for (const auto& a : m.xr) s.push_back(x.size(a));
+    for (const auto& a : m.yr) s.push_back(y.size(a));
+    if (out.ndim() != s.size())
+        shape_fail(op, "out_order " + out.str() + " should have " + std::to_string(s.size()) + " axes");
+    return {{"y", {out, s}}};
+}
+
+std::optional<Order> order_matmul(const Operator& op, const std::string& input) {
+    auto m = matmul_axes(op);
+    std::vector<Axis> o{m.batch};
+    if (input == "x") {
+        o.insert(o.end(), m.xr.begin(), m.xr.end());
+        o.push_back(m.xk);
+    } else {
+        o.push_back(m.yk);
+        o.insert(o.end(), m.yr.begin(), m.yr.end());
+    }
+    return Order(std::move(o));
+}
+
+std::unique_ptr<native::Kernel> build_matmul(native::KernelBuilder& b) {
+    const Operator& op = b.op();
+    auto m = matmul_axes(op);
+    const Variable& x = *op.input("x");
+    const Variable& y = *op.input("y");
+    const std::int64_t B = x.size(m.batch), K = x.size(m.xk);
+    const std::int64_t BK = B * K;
+    const std::int64_t M = BK != 0 ? x.numel() / BK : 0, N = BK != 0 ? y.numel() / BK : 0;
+    auto xs = b.in("x"), ys = b.in("y"), out = b.out("y");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { native::kern::batch_matmul(c.at(xs), c.at(ys), c.at(out), B, M, K, N); });
+}
+
+}  // namespace
+
+void register_attention(Registry& r) {
+    OpSchema a;
+    a.type = "Attention";
+    a.inputs = {"q", "k", "v", "a?", "vmask?"};
+    a.infer = infer_attention;
+    a.required_order = [](const Operator&, const std::string& input) -> std::optional<Order> {
+        if (input == "a") return std::nullopt;
+        return input == "vmask" ? OrderNT : OrderNTC;
+    };
+    a.doc = "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, causal";
+    r.add_op(std::move(a));
+    r.add_native_generator("Attention", build_attention);
+
+    OpSchema m;
+    m.type = "BatchMatMul";
+    m.inputs = {"x", "y"};
+    m.infer = infer_matmul;
+    m.required_order = order_matmul;
+    m.doc = "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order";
+    r.add_op(std::move(m));
+    r.add_native_generator("BatchMatMul", build_matmul);
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,113 @@
+// Conv3D (x NDHWC, w DHWCN = Keras (kd, kh, kw, c_in, c_out)) and Pool3D (max/avg over NDHWC);
+// TF padding rules (valid, same), strides, dilation, fused activation.
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+namespace {
+
+const Order kOrderDHWCN{Axis::D, Axis::H, Axis::W, Axis::C, Axis::N};
+
+std::vector<std::int64_t> ints3(const Operator& op, const char* key) {
+    auto v = op.attr<std::vector<std::int64_t>>(key);
+    if (v.size() != 3) shape_fail(op, std::string(key) + " needs 3 entries, has " + std::to_string(v.size()));
+    return v;
+}
+
+native::kern::Conv3DParams conv3d_geometry(const Operator& op) {
+    const Variable& x = in(op, "x");
+    const Variable& w = in(op, "w");
+    expect_axes(op, x, OrderNDHWC, "input");
+    if (w.order() != kOrderDHWCN) shape_fail(op, "kernel " + w.describe() + " should be in order DHWCN");
+    const auto s = ints3(op, "strides"), d = ints3(op, "dilations");
+    const auto padding = op.attr<std::string>("padding");
+    if (padding == "causal") shape_fail(op, "causal padding exists only for 1-D convolutions");
+    native::kern::Conv3DParams p{};
+    p.n = x.size(Axis::N), p.d = x.size(Axis::D), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.cin = x.size(Axis::C);
+    p.kd = w.shape()[0], p.kh = w.shape()[1], p.kw = w.shape()[2], p.cout = w.shape()[4];
+    if (w.shape()[3] != p.cin)
+        shape_fail(op, "kernel " + w.describe() + " expects " + std::to_string(w.shape()[3]) + " input channels, the input has " +
+                           std::to_string(p.cin));
+    p.stride_d = s[0], p.stride_h = s[1], p.stride_w = s[2], p.dil_d = d[0], p.dil_h = d[1], p.dil_w = d[2];
+    const auto sd = conv_span(op, p.d, p.kd, p.stride_d, p.dil_d, padding);
+    const auto sh = conv_span(op, p.h, p.kh, p.stride_h, p.dil_h, padding);
+    const auto sw = conv_span(op, p.w, p.kw, p.stride_w, p.dil_w, padding);
+    p.od = sd.out, p.pad_front = sd.pad_begin, p.oh = sh.out, p.pad_top = sh.pad_begin, p.ow = sw.out, p.pad_left = sw.pad_begin;
+    if (auto* b = op.input_or_null("b"); b && (b->order() != OrderC || b->shape()[0] != p.cout))
+        shape_fail(op, "bias " + b->describe() + " should be C [" + std::to_string(p.cout) + "]");
+    return p;
+}
+
+native::kern::Pool pool_kind(const Operator& op) {
+    auto k = op.attr<std::string>("kind");
+    if (k == "max") return native::kern::Pool::max;
+    if (k == "avg") return native::kern::Pool::avg;
+    throw UnsupportedError(op.describe() + ": pooling kind '" + k + "' (expected max or avg)");
+}
+
+native::kern::Pool3DParams pool3d_geometry(const Operator& op) {
+    const Variable& x = in(op, "x");
+    expect_axes(op, x, OrderNDHWC, "input");
+    const auto k = ints3(op, "pool_size"), s = ints3(op, "strides");
+    const auto padding = op.attr<std::string>("padding");
+    if (padding == "causal") shape_fail(op, "causal padding is not a pooling padding");
+    pool_kind(op);
+    native::kern::Pool3DParams p{};
+    p.n = x.size(Axis::N), p.d = x.size(Axis::D), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.c = x.size(Axis::C);
+    p.kd = k[0], p.kh = k[1], p.kw = k[2], p.stride_d = s[0], p.stride_h = s[1], p.stride_w = s[2];
+    const auto sd = conv_span(op, p.d, p.kd, p.stride_d, 1, padding);
+    const auto sh = conv_span(op, p.h, p.kh, p.stride_h, 1, padding);
+    const auto sw = conv_span(op, p.w, p.kw, p.stride_w, 1, padding);
+    p.od = sd.out, p.pad_front = sd.pad_begin, p.oh = sh.out, p.pad_top = sh.pad_begin, p.ow = sw.out, p.pad_left = sw.pad_begin;
+    return p;
+}
+
+}  // namespace
+
+void register_conv3d(Registry& r) {
+    OpSchema s;
+    s.type = "Conv3D";
+    s.inputs = {"x", "w", "b?"};
+    s.infer = [](const Operator& op) -> Outputs {
+        auto p = conv3d_geometry(op);
+        if (op.attrs().has("activation")) act_params(op, op.attr<std::string>("activation"));
+        return {{"y", {OrderNDHWC, {p.n, p.od, p.oh, p.ow, p.cout}}}};
+    };
+    s.required_order = [](const Operator&, const std::string& i) -> std::optional<Order> {
+        if (i == "x") return OrderNDHWC;
+        if (i == "w") return kOrderDHWCN;
+        return OrderC;
+    };
+    s.doc = "3-D convolution, x NDHWC, w DHWCN [kd, kh, kw, c_in, c_out]; attrs strides[3], dilations[3], padding valid|same";
+    r.add_op(std::move(s));
+    r.add_native_generator("Conv3D", [](native::KernelBuilder& b) {
+        const Operator& op = b.op();
+        auto p = conv3d_geometry(op);
+        auto act = act_params(op, op.attr_or<std::string>("activation", "linear"));
+        auto x = b.in("x"), w = b.in("w"), y = b.out("y");
+        std::optional<native::Slot> bias;
+        if (op.has_input("b")) bias = b.in("b");
+        return native::make_kernel([=](const native::RunContext& c) {
+            native::kern::conv3d_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        });
+    });
+
+    OpSchema q;
+    q.type = "Pool3D";
+    q.inputs = {"x"};
+    q.infer = [](const Operator& op) -> Outputs {
+        auto g = pool3d_geometry(op);
+        return {{"y", {OrderNDHWC, {g.n, g.od, g.oh, g.ow, g.c}}}};
+    };
+    q.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNDHWC); };
+    q.doc = "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same";
+    r.add_op(std::move(q));
+    r.add_native_generator("Pool3D", [](native::KernelBuilder& b) {
+        auto g = pool3d_geometry(b.op());
+        auto kind = pool_kind(b.op());
+        auto x = b.in("x"), y = b.out("y");
+        return native::make_kernel([=](const native::RunContext& c) { native::kern::pool3d_ndhwc(c.at(x), c.at(y), g, kind); });
+    });
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,37 @@
+// Keras masks and call keywords at the model level: a mask reaching a layer that cannot honour it
+// is refused with a message naming the layer; masked recurrent models and MultiHeadAttention's
+// keyword inputs are covered by the fixtures (embedding_mask_zero_rnn, masking_lstm,
+// multi_head_attention) that test_fixtures.cpp runs.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+using Catch::Matchers::Contains;
+using graft_test::load_npy;
+using graft_test::source_path;
+
+TEST_CASE("masks: Embedding mask_zero into Flatten is refused, naming the consumer", "[masks]") {
+    const auto path = source_path("tests/fixtures/unsupported/embedding_mask_into_flatten/model.h5").string();
+    CHECK_THROWS_AS(graft::load(path), graft::UnsupportedError);
+    CHECK_THROWS_WITH(graft::load(path), Contains("'flatten_1' (Flatten)") && Contains("Keras mask") &&
+                                             Contains("mask-aware consumers are SimpleRNN, LSTM and GRU"));
+}
+
+TEST_CASE("masks: masked recurrent models run at any batch size with the reference on each row", "[masks]") {
+    // Row i of a batch must not depend on the other rows: run the 3-row fixture input one row at a time.
+    const auto dir = source_path("tests/fixtures/keras/embedding_mask_zero_rnn");
+    graft::Model model = graft::load((dir / "model.h5").string());
+    const graft::Tensor x = load_npy(dir / "input_input_1.npy");
+    const graft::Tensor ref = load_npy(dir / "output_gru_1.npy");
+    const std::size_t row = x.size() / 3, out_row = ref.size() / 3;
+    for (std::size_t i = 0; i < 3; ++i) {
+        graft::Tensor t({1, static_cast<std::int64_t>(row)}, x.data() + i * row, row);
+        auto outs = model.run({{model.input_name(0), t}});
+        const auto& y = outs.at("gru_1");
+        REQUIRE(y.size() == out_row);
+        for (std::size_t j = 0; j < out_row; ++j) CHECK(y.data()[j] == Approx(ref.data()[i * out_row + j]).margin(1e-5));
+    }
+}
