@@ -26,9 +26,14 @@ struct Slot {
     }
 };
 
+class ThreadPool;  // lib/backend/native/threadpool.hpp (opaque to plugins)
+
 /// Per-run state handed to every kernel.
 struct RunContext {
     std::byte* arena = nullptr;
+    /// The session's intra-op thread pool, or null (run on the calling thread). Built-in
+    /// kernels split their work over it; a plugin kernel may ignore it.
+    ThreadPool* pool = nullptr;
     float* at(const Slot& s) const noexcept { return s.get(arena); }
 };
 

@@ -50,7 +50,7 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
     std::shared_ptr<Program> p(new Program());
     p->graph_ = std::move(g);
     const Graph& graph = p->graph_;
-    p->plan_ = optimize::plan_memory(graph);
+    p->plan_ = optimize::plan_memory(graph, reg);  // with in-place reuse and aliasing
     const std::size_t ws_offset = (p->plan_.arena_bytes + kAlign - 1) / kAlign * kAlign;
     std::size_t ws_floats = 0;
     for (const Operator* op : graph.topological_order()) {

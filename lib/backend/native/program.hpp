@@ -24,16 +24,17 @@ public:
     const std::vector<Shape>& input_shapes() const noexcept { return input_shapes_; }
     const std::vector<Shape>& output_shapes() const noexcept { return output_shapes_; }
 
-    /// Runs every kernel on `arena` (at least arena_bytes(), 64-byte aligned).
-    void run(std::byte* arena) const {
-        const RunContext ctx{arena};
+    /// Runs every kernel on `arena` (at least arena_bytes(), 64-byte aligned), splitting the
+    /// kernels' work over `pool` when given.
+    void run(std::byte* arena, ThreadPool* pool = nullptr) const {
+        const RunContext ctx{arena, pool};
         for (const auto& k : kernels_) k->run(ctx);
     }
 
 private:
     Program() = default;
+    std::vector<HandlerOwner> owners_;                     // keeps plugin libraries loaded: first, destroyed last
     Graph graph_;                                          // the specialized graph (constants live here)
-    std::vector<HandlerOwner> owners_;                     // keeps plugin libraries loaded
     std::vector<std::shared_ptr<const std::vector<float>>> kept_;
     std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
     optimize::MemoryPlan plan_;

@@ -1,0 +1,21 @@
+#include "backend/native/gemm/conv_kernel.hpp"
+
+#include "backend/native/gemm/gemm.hpp"
+
+namespace graft::native::gemm {
+
+std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
+                                           Slot x, std::optional<Slot> bias, Slot y, const kern::ActParams& act) {
+    const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
+    BMatrix wm;
+    wm.data = b.keep(std::make_shared<const std::vector<float>>(pack_b(w.data(), N, K, N)));
+    wm.packed = true;
+    return make_kernel([=](const RunContext& c) {
+        Epilogue e;
+        e.bias = bias ? c.at(*bias) : nullptr;
+        e.act = &act;
+        conv2d(p, c.at(x), wm, c.at(y), e, c.pool);
+    });
+}
+
+}  // namespace graft::native::gemm

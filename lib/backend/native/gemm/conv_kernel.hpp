@@ -1,0 +1,18 @@
+// The native kernel for a 2-D convolution with constant weights: weights prepacked at compile
+// time, then Winograd F(4x4,3x3) for 3x3 stride-1 convolutions where it pays, else the
+// implicit GEMM over NHWC (no im2col buffer).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backend/native/kernels/kernels.hpp"
+#include "graft/backend/native_kernel.hpp"
+
+namespace graft::native::gemm {
+
+std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
+                                           Slot x, std::optional<Slot> bias, Slot y, const kern::ActParams& act);
+
+}  // namespace graft::native::gemm

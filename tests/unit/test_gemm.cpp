@@ -1,0 +1,220 @@
+// The run-time dispatched GEMM (every micro-kernel ISA this CPU supports) and the implicit-GEMM
+// convolution, against independent double-precision loops.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/native/gemm/gemm.hpp"
+#include "backend/native/threadpool.hpp"
+
+namespace gg = graft::native::gemm;
+namespace kern = graft::native::kern;
+using i64 = std::int64_t;
+
+namespace {
+
+std::vector<float> rnd(std::size_t n, std::mt19937& rng) {
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+/// Every ISA the CPU supports, restoring the detected one afterwards.
+std::vector<gg::Isa> isas() {
+    std::vector<gg::Isa> out;
+    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
+        if (gg::set_isa(i)) out.push_back(i);
+    gg::set_isa(gg::detected_isa());
+    return out;
+}
+
+struct IsaGuard {
+    ~IsaGuard() { gg::set_isa(gg::detected_isa()); }
+};
+
+double act_ref(double v, kern::Act a) {
+    if (a == kern::Act::relu) return v > 0 ? v : 0;
+    if (a == kern::Act::tanh) return std::tanh(v);
+    return v;
+}
+
+struct Case {
+    i64 M, N, K;
+    bool packed, bias, accumulate, residual;
+    kern::Act act;
+};
+
+void check_gemm(const Case& c, std::mt19937& rng, graft::native::ThreadPool* pool) {
+    const i64 lda = c.K + 3, ldb = c.N + 5, ldc = c.N + 2, ldr = c.N + 1;
+    auto A = rnd(static_cast<std::size_t>(c.M * lda), rng);
+    auto B = rnd(static_cast<std::size_t>(c.K * ldb), rng);
+    auto bias = rnd(static_cast<std::size_t>(c.N), rng);
+    auto R = rnd(static_cast<std::size_t>(c.M * ldr), rng);
+    auto C = rnd(static_cast<std::size_t>(c.M * ldc), rng);
+    const auto C0 = C;
+    std::vector<float> packed;
+    gg::BMatrix bm;
+    if (c.packed) {
+        packed = gg::pack_b(B.data(), ldb, c.K, c.N);
+        REQUIRE(packed.size() == gg::packed_size(c.K, c.N));
+        bm.data = packed.data();
+        bm.packed = true;
+    } else {
+        bm.data = B.data();
+        bm.ld = ldb;
+    }
+    kern::ActParams act{c.act};
+    gg::Epilogue e;
+    e.bias = c.bias ? bias.data() : nullptr;
+    e.accumulate = c.accumulate;
+    e.residual = c.residual ? R.data() : nullptr;
+    e.ldr = ldr;
+    e.act = &act;
+    gg::gemm(c.M, c.N, c.K, A.data(), lda, bm, C.data(), ldc, e, pool);
+    double worst = 0;
+    for (i64 m = 0; m < c.M; ++m) {
+        for (i64 n = 0; n < c.N; ++n) {
+            double s = c.accumulate ? C0[m * ldc + n] : (c.bias ? bias[n] : 0.0), mag = std::fabs(s);
+            for (i64 k = 0; k < c.K; ++k) {
+                s += static_cast<double>(A[m * lda + k]) * B[k * ldb + n];
+                mag += std::fabs(static_cast<double>(A[m * lda + k]) * B[k * ldb + n]);
+            }
+            if (c.residual) s += R[m * ldr + n], mag += std::fabs(R[m * ldr + n]);
+            const double want = act_ref(s, c.act);
+            const double err = std::fabs(C[m * ldc + n] - want) / (1e-6 + 1e-5 * mag);
+            if (err > worst) worst = err;
+        }
+        // Padding between rows of C is untouched.
+        for (i64 n = c.N; n < ldc; ++n) REQUIRE(C[m * ldc + n] == C0[m * ldc + n]);
+    }
+    INFO("M=" << c.M << " N=" << c.N << " K=" << c.K << " packed=" << c.packed << " bias=" << c.bias
+              << " acc=" << c.accumulate << " res=" << c.residual << " act=" << static_cast<int>(c.act));
+    REQUIRE(worst <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", "[gemm]") {
+    IsaGuard guard;
+    const auto list = isas();
+    REQUIRE(!list.empty());
+    std::mt19937 rng(7);
+    for (gg::Isa isa : list) {
+        REQUIRE(gg::set_isa(isa));
+        INFO("isa " << gg::isa_name(isa));
+        for (i64 M : {1, 2, 3, 5, 6, 7, 8, 9, 13, 25})
+            for (i64 N : {1, 3, 8, 15, 16, 17, 33, 64, 70})
+                for (i64 K : {1, 2, 7, 64, 300}) {
+                    const bool packed = (M + N + K) % 2 == 0;
+                    check_gemm({M, N, K, packed, K % 3 != 0, false, false, kern::Act::linear}, rng, nullptr);
+                    check_gemm({M, N, K, !packed, false, true, N % 2 == 1, kern::Act::relu}, rng, nullptr);
+                }
+        // Epilogues: bias + residual + relu, a non-fused activation, accumulate with K blocks.
+        check_gemm({17, 45, 700, true, true, false, true, kern::Act::relu}, rng, nullptr);
+        check_gemm({9, 33, 513, false, true, false, false, kern::Act::tanh}, rng, nullptr);
+        check_gemm({4, 200, 1030, true, false, true, true, kern::Act::linear}, rng, nullptr);
+        check_gemm({3, 17, 0, true, true, false, true, kern::Act::relu}, rng, nullptr);  // K = 0
+    }
+}
+
+TEST_CASE("gemm: the thread pool splits rows or columns without changing results", "[gemm]") {
+    std::mt19937 rng(11);
+    for (int threads : {2, 3}) {
+        graft::native::ThreadPool pool(threads);
+        REQUIRE(pool.size() == threads);
+        check_gemm({1, 1000, 512, true, true, false, false, kern::Act::relu}, rng, &pool);   // skinny: columns
+        check_gemm({200, 48, 96, false, true, false, true, kern::Act::linear}, rng, &pool);  // tall: rows
+        check_gemm({37, 130, 300, true, false, true, true, kern::Act::tanh}, rng, &pool);
+    }
+}
+
+TEST_CASE("thread pool: runs every index exactly once, repeatedly", "[gemm]") {
+    graft::native::ThreadPool pool(3);
+    std::vector<int> hits(1000, 0);
+    for (int round = 0; round < 50; ++round)
+        graft::native::parallel_for(&pool, static_cast<i64>(hits.size()), [&](i64 i) { hits[static_cast<std::size_t>(i)]++; });
+    for (int h : hits) REQUIRE(h == 50);
+}
+
+namespace {
+
+void check_conv(const kern::Conv2DParams& p, bool bias_on, kern::Act a, std::mt19937& rng, graft::native::ThreadPool* pool) {
+    auto x = rnd(static_cast<std::size_t>(p.n * p.h * p.w * p.cin), rng);
+    const i64 K = p.kh * p.kw * p.cin;
+    auto w = rnd(static_cast<std::size_t>(K * p.cout), rng);
+    auto b = rnd(static_cast<std::size_t>(p.cout), rng);
+    std::vector<float> y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout), 7.f);
+    auto packed = gg::pack_b(w.data(), p.cout, K, p.cout);
+    gg::BMatrix bm;
+    bm.data = packed.data();
+    bm.packed = true;
+    kern::ActParams act{a};
+    gg::Epilogue e;
+    e.bias = bias_on ? b.data() : nullptr;
+    e.act = &act;
+    gg::conv2d(p, x.data(), bm, y.data(), e, pool);
+    double worst = 0;
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 oy = 0; oy < p.oh; ++oy)
+            for (i64 ox = 0; ox < p.ow; ++ox)
+                for (i64 co = 0; co < p.cout; ++co) {
+                    double s = bias_on ? b[co] : 0.0, mag = std::fabs(s);
+                    for (i64 ky = 0; ky < p.kh; ++ky)
+                        for (i64 kx = 0; kx < p.kw; ++kx) {
+                            const i64 iy = oy * p.stride_h - p.pad_top + ky * p.dil_h;
+                            const i64 ix = ox * p.stride_w - p.pad_left + kx * p.dil_w;
+                            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                            for (i64 ci = 0; ci < p.cin; ++ci) {
+                                const double t = static_cast<double>(x[((n * p.h + iy) * p.w + ix) * p.cin + ci]) *
+                                                 w[((ky * p.kw + kx) * p.cin + ci) * p.cout + co];
+                                s += t, mag += std::fabs(t);
+                            }
+                        }
+                    const double got = y[((n * p.oh + oy) * p.ow + ox) * p.cout + co];
+                    worst = std::max(worst, std::fabs(got - act_ref(s, a)) / (1e-6 + 1e-5 * mag));
+                }
+    INFO("conv " << p.n << "x" << p.h << "x" << p.w << "x" << p.cin << " k" << p.kh << "x" << p.kw << " s" << p.stride_h
+                 << " d" << p.dil_h << " cout " << p.cout);
+    REQUIRE(worst <= 1.0);
+}
+
+kern::Conv2DParams geom(i64 n, i64 h, i64 w, i64 cin, i64 k, i64 cout, i64 stride, i64 dil, bool same) {
+    kern::Conv2DParams p{};
+    p.n = n, p.h = h, p.w = w, p.cin = cin, p.kh = k, p.kw = k, p.cout = cout;
+    p.stride_h = p.stride_w = stride, p.dil_h = p.dil_w = dil;
+    const i64 span = (k - 1) * dil + 1;
+    if (same) {
+        p.oh = (h + stride - 1) / stride, p.ow = (w + stride - 1) / stride;
+        const i64 ph = std::max<i64>(0, (p.oh - 1) * stride + span - h), pw = std::max<i64>(0, (p.ow - 1) * stride + span - w);
+        p.pad_top = ph / 2, p.pad_left = pw / 2;
+    } else {
+        p.oh = (h - span) / stride + 1, p.ow = (w - span) / stride + 1;
+    }
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("gemm conv2d: implicit GEMM over NHWC matches a direct double loop", "[gemm]") {
+    IsaGuard guard;
+    std::mt19937 rng(3);
+    graft::native::ThreadPool pool(2);
+    for (gg::Isa isa : isas()) {
+        REQUIRE(gg::set_isa(isa));
+        INFO("isa " << gg::isa_name(isa));
+        check_conv(geom(2, 9, 7, 3, 3, 17, 1, 1, true), true, kern::Act::relu, rng, nullptr);     // tiny Cin: per-tile im2col
+        check_conv(geom(1, 11, 11, 3, 7, 20, 2, 1, true), true, kern::Act::linear, rng, &pool);  // 7x7/2
+        check_conv(geom(1, 8, 9, 20, 3, 33, 1, 1, true), false, kern::Act::tanh, rng, nullptr);  // taps grouped per block
+        check_conv(geom(2, 6, 6, 40, 3, 16, 2, 1, true), true, kern::Act::relu, rng, &pool);     // stride 2
+        check_conv(geom(1, 9, 9, 24, 3, 8, 1, 2, false), true, kern::Act::linear, rng, nullptr); // dilation, valid
+        check_conv(geom(1, 5, 4, 300, 3, 18, 1, 1, true), true, kern::Act::linear, rng, nullptr);// Cin split in chunks
+        check_conv(geom(1, 7, 7, 32, 1, 24, 2, 1, false), true, kern::Act::relu, rng, nullptr);  // 1x1 stride 2
+        check_conv(geom(3, 5, 5, 19, 1, 21, 1, 1, false), true, kern::Act::relu, rng, &pool);    // 1x1: plain GEMM
+    }
+}
