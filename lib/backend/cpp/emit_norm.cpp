@@ -1,0 +1,88 @@
+// C++ emitters: LayerNorm, GroupNorm, L2Normalize, Affine and PReLU. Each op asks for its
+// reduced or parameter axes last (lib/ops/layer_norm.cpp), so the kernels see rows.
+#include "backend/cpp/support.hpp"
+
+namespace graft::cpp {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// Product of the sizes of `key`'s axes in x.
+i64 size_over(const Operator& op, const char* key) {
+    i64 k = 1;
+    for (const auto& n : op.attr<std::vector<std::string>>(key)) k *= op.input("x")->size(Axis(n));
+    return k;
+}
+
+std::string axes_text(const Operator& op, const char* key) {
+    std::string s;
+    for (const auto& n : op.attr<std::vector<std::string>>(key)) s += n;
+    return s;
+}
+
+void emit_rows(EmitContext& ctx, i64 K, const std::string& what) {
+    const i64 n = ctx.op().input("x")->numel();
+    ctx.constant_i64("M", K ? n / K : 0, "rows");
+    ctx.constant_i64("K", K, what);
+}
+
+void emit_layer_norm(EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    use(ctx, "layer_norm");
+    emit_rows(ctx, size_over(op, "axes"), "normalized over axes " + axes_text(op, "axes"));
+    ctx.constant_f32("eps", static_cast<float>(op.attr<double>("epsilon")));
+    ctx.line("graft_rt::layer_norm({}, {}, {}, {}, M, K, eps);", ctx.input("x"), input_or_null(ctx, "gamma"),
+             input_or_null(ctx, "beta"), ctx.output("y"));
+}
+
+void emit_group_norm(EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const Variable& x = *op.input("x");
+    const i64 N = x.size(op.attrs().get_axis("batch_axis", op.describe())), C = x.size(op.attrs().get_axis("axis", op.describe()));
+    use(ctx, "group_norm");
+    ctx.constant_i64("N", N, "batch");
+    ctx.constant_i64("S", N * C != 0 ? x.numel() / (N * C) : 0, "positions per channel");
+    ctx.constant_i64("C", C, "channels");
+    ctx.constant_i64("G", op.attr<i64>("groups"), "groups");
+    ctx.constant_f32("eps", static_cast<float>(op.attr<double>("epsilon")));
+    ctx.line("graft_rt::group_norm({}, {}, {}, {}, N, S, C, G, eps);", ctx.input("x"), input_or_null(ctx, "gamma"),
+             input_or_null(ctx, "beta"), ctx.output("y"));
+}
+
+void emit_l2_normalize(EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    use(ctx, "l2_normalize");
+    emit_rows(ctx, size_over(op, "axes"), "normalized over axes " + axes_text(op, "axes"));
+    ctx.constant_f32("eps", static_cast<float>(op.attr<double>("epsilon")));
+    ctx.line("graft_rt::l2_normalize({}, {}, M, K, eps);", ctx.input("x"), ctx.output("y"));
+}
+
+void emit_affine(EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    use(ctx, "channel_affine");
+    emit_rows(ctx, size_over(op, "axes"), "parameters over axes " + axes_text(op, "axes"));
+    ctx.line("graft_rt::channel_affine({}, {}, {}, {}, M, K, 1);", ctx.input("x"), ctx.input("scale"), ctx.input("shift"),
+             ctx.output("y"));
+}
+
+void emit_prelu(EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const i64 K = op.input("alpha")->numel();
+    use(ctx, "prelu");
+    ctx.constant_i64("N", K ? op.input("x")->numel() / K : 0, "batch");
+    ctx.constant_i64("K", K, "one alpha each");
+    ctx.line("graft_rt::prelu({}, {}, {}, N, K);", ctx.input("x"), ctx.input("alpha"), ctx.output("y"));
+}
+
+}  // namespace
+
+void register_norm_emitters(Registry& r) {
+    r.add_cpp_emitter("LayerNorm", emit_layer_norm);
+    r.add_cpp_emitter("GroupNorm", emit_group_norm);
+    r.add_cpp_emitter("L2Normalize", emit_l2_normalize);
+    r.add_cpp_emitter("Affine", emit_affine);
+    r.add_cpp_emitter("PReLU", emit_prelu);
+}
+
+}  // namespace graft::cpp

@@ -1,0 +1,200 @@
+// Support sections of the generated code: layout and shape kernels (transpose, concatenation,
+// reversal, padding, upsampling, bilinear resize) and pooling.
+#include "backend/cpp/support.hpp"
+
+namespace graft::cpp {
+
+std::vector<Section> layout_sections() {
+    std::vector<Section> s;
+    s.push_back({"transpose", {"core"}, R"graft(
+/// y = x with its axes permuted: y's axis i is x's axis perm[i] (rank <= 8). Visits y in order;
+/// the innermost output axis is a strided read of x.
+inline void transpose(const float* x, float* y, const i64* in_shape, const int* perm, int rank) {
+    i64 xstride[8], dim[8], stride[8];
+    i64 total = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+        xstride[i] = total;
+        total *= in_shape[i];
+    }
+    for (int i = 0; i < rank; ++i) dim[i] = in_shape[perm[i]], stride[i] = xstride[perm[i]];
+    if (total == 0) return;
+    if (rank == 0) {
+        y[0] = x[0];
+        return;
+    }
+    const i64 inner = dim[rank - 1], inner_stride = stride[rank - 1];
+    i64 idx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    i64 xo = 0;
+    for (i64 yo = 0; yo < total; yo += inner) {
+        for (i64 j = 0; j < inner; ++j) y[yo + j] = x[xo + j * inner_stride];
+        for (int k = rank - 2; k >= 0; --k) {  // the next index of the outer axes (an odometer)
+            xo += stride[k];
+            if (++idx[k] < dim[k]) break;
+            xo -= dim[k] * stride[k];
+            idx[k] = 0;
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"concat", {"core"}, R"graft(
+/// Appends the block [outer, len, inner] of x to y [outer, total, inner] at position `at` of the middle axis.
+inline void concat_part(const float* x, float* y, i64 outer, i64 len, i64 inner, i64 total, i64 at) {
+    for (i64 o = 0; o < outer; ++o) std::memcpy(y + (o * total + at) * inner, x + o * len * inner, bytes(len * inner));
+}
+)graft"});
+
+    s.push_back({"reverse", {"core"}, R"graft(
+/// y = x with the middle axis of [outer, len, inner] in reverse order.
+inline void reverse(const float* x, float* y, i64 outer, i64 len, i64 inner) {
+    for (i64 o = 0; o < outer; ++o)
+        for (i64 t = 0; t < len; ++t)
+            std::memcpy(y + (o * len + (len - 1 - t)) * inner, x + (o * len + t) * inner, bytes(inner));
+}
+)graft"});
+
+    s.push_back({"pad", {"core"}, R"graft(
+/// y = x shifted by begin[i] along axis i (negative: cropped), zeros where nothing maps; both
+/// row-major with the same rank (<= 8).
+inline void pad_nd(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin, int rank,
+                   int axis = 0) {
+    i64 in_stride = 1, out_stride = 1;
+    for (int i = axis + 1; i < rank; ++i) in_stride *= in_shape[i], out_stride *= out_shape[i];
+    const i64 in = in_shape[axis], out = out_shape[axis], b = begin[axis];
+    const i64 lo = std::min(std::max<i64>(b, 0), out), hi = std::min(std::max(b + in, lo), out);  // o - b in [0, in)
+    std::memset(y, 0, bytes(lo * out_stride));
+    for (i64 o = lo; o < hi; ++o) {
+        if (axis == rank - 1) y[o] = x[o - b];
+        else pad_nd(x + (o - b) * in_stride, y + o * out_stride, in_shape, out_shape, begin, rank, axis + 1);
+    }
+    std::memset(y + hi * out_stride, 0, bytes((out - hi) * out_stride));
+}
+)graft"});
+
+    s.push_back({"upsample", {"core"}, R"graft(
+/// Nearest-neighbour upsampling by integer factors: y[j] = x[j / factor] along every axis.
+inline void upsample_nearest(const float* x, float* y, const i64* in_shape, const i64* factors, int rank, int axis = 0) {
+    i64 in_stride = 1, out_stride = 1;
+    for (int i = axis + 1; i < rank; ++i) in_stride *= in_shape[i], out_stride *= in_shape[i] * factors[i];
+    for (i64 i = 0; i < in_shape[axis]; ++i) {
+        float* first = y + i * factors[axis] * out_stride;
+        if (axis == rank - 1) first[0] = x[i];
+        else upsample_nearest(x + i * in_stride, first, in_shape, factors, rank, axis + 1);
+        for (i64 r = 1; r < factors[axis]; ++r) std::memcpy(first + r * out_stride, first, bytes(out_stride));
+    }
+}
+)graft"});
+
+    s.push_back({"resize_bilinear", {"core"}, R"graft(
+struct Lerp {
+    i64 lo, hi;
+    float t;
+};
+/// Source position of output `dst` (TF rules): dst * in/out, or with half_pixel (dst + 0.5) * in/out - 0.5.
+inline Lerp lerp_of(i64 dst, i64 in, i64 out, bool half_pixel) {
+    const float scale = static_cast<float>(in) / static_cast<float>(out);
+    const float src = half_pixel ? (static_cast<float>(dst) + 0.5f) * scale - 0.5f : static_cast<float>(dst) * scale;
+    const float f = std::floor(src);
+    Lerp l;
+    l.lo = std::min(std::max<i64>(static_cast<i64>(f), 0), in - 1);
+    l.hi = std::max<i64>(std::min<i64>(static_cast<i64>(std::ceil(src)), in - 1), 0);
+    l.t = src - f;
+    return l;
+}
+
+/// Bilinear resize of NHWC images [N, H, W, C] to [N, OH, OW, C].
+inline void resize_bilinear_nhwc(const float* x, float* y, i64 n, i64 h, i64 w, i64 c, i64 oh, i64 ow, bool half_pixel) {
+    for (i64 b = 0; b < n; ++b) {
+        const float* xb = x + b * h * w * c;
+        for (i64 i = 0; i < oh; ++i) {
+            const Lerp ly = lerp_of(i, h, oh, half_pixel);
+            for (i64 j = 0; j < ow; ++j) {
+                const Lerp lx = lerp_of(j, w, ow, half_pixel);
+                const float* tl = xb + (ly.lo * w + lx.lo) * c;
+                const float* tr = xb + (ly.lo * w + lx.hi) * c;
+                const float* bl = xb + (ly.hi * w + lx.lo) * c;
+                const float* br = xb + (ly.hi * w + lx.hi) * c;
+                float* yp = y + ((b * oh + i) * ow + j) * c;
+                for (i64 k = 0; k < c; ++k) {
+                    const float top = tl[k] + (tr[k] - tl[k]) * lx.t;
+                    const float bottom = bl[k] + (br[k] - bl[k]) * lx.t;
+                    yp[k] = top + (bottom - top) * ly.t;
+                }
+            }
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"pool", {"core"}, R"graft(
+/// Pooling over NDHWC windows (2-D: D = 1). Average pooling divides by the number of taps in
+/// range (TF / Keras); a window entirely in the padding gives 0.
+struct Pool {
+    i64 n, d, h, w, c;
+    i64 kd, kh, kw;
+    i64 stride_d, stride_h, stride_w;
+    i64 pad_front, pad_top, pad_left;
+    i64 od, oh, ow;
+};
+
+inline void pool_ndhwc(const float* x, float* y, const Pool& p, bool max) {
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 od = 0; od < p.od; ++od) {
+            const i64 d0 = od * p.stride_d - p.pad_front;
+            const i64 kd_lo = std::max<i64>(0, -d0), kd_hi = std::min(p.kd, p.d - d0);
+            for (i64 oh = 0; oh < p.oh; ++oh) {
+                const i64 h0 = oh * p.stride_h - p.pad_top;
+                const i64 kh_lo = std::max<i64>(0, -h0), kh_hi = std::min(p.kh, p.h - h0);
+                for (i64 ow = 0; ow < p.ow; ++ow) {
+                    const i64 w0 = ow * p.stride_w - p.pad_left;
+                    const i64 kw_lo = std::max<i64>(0, -w0), kw_hi = std::min(p.kw, p.w - w0);
+                    float* yp = y + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
+                    const i64 taps = std::max<i64>(kd_hi - kd_lo, 0) * std::max<i64>(kh_hi - kh_lo, 0) *
+                                     std::max<i64>(kw_hi - kw_lo, 0);
+                    if (taps == 0) {
+                        std::memset(yp, 0, bytes(p.c));
+                        continue;
+                    }
+                    bool first = true;
+                    for (i64 kd = kd_lo; kd < kd_hi; ++kd)
+                        for (i64 kh = kh_lo; kh < kh_hi; ++kh)
+                            for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
+                                const float* xp = x + ((((n * p.d) + d0 + kd) * p.h + h0 + kh) * p.w + w0 + kw) * p.c;
+                                if (first) std::memcpy(yp, xp, bytes(p.c));
+                                else if (max) for (i64 j = 0; j < p.c; ++j) yp[j] = xp[j] > yp[j] ? xp[j] : yp[j];
+                                else for (i64 j = 0; j < p.c; ++j) yp[j] += xp[j];
+                                first = false;
+                            }
+                    if (!max)
+                        for (i64 j = 0; j < p.c; ++j) yp[j] /= static_cast<float>(taps);
+                }
+            }
+        }
+}
+)graft"});
+
+    s.push_back({"reduce_mid", {"core"}, R"graft(
+/// y [outer, inner] = max or mean over the middle axis of x [outer, mid, inner].
+inline void reduce_mid(const float* x, float* y, i64 outer, i64 mid, i64 inner, bool max) {
+    for (i64 o = 0; o < outer; ++o) {
+        const float* xo = x + o * mid * inner;
+        float* yo = y + o * inner;
+        if (mid == 0) {
+            std::memset(yo, 0, bytes(inner));
+            continue;
+        }
+        std::memcpy(yo, xo, bytes(inner));
+        for (i64 m = 1; m < mid; ++m) {
+            const float* xm = xo + m * inner;
+            if (max) for (i64 j = 0; j < inner; ++j) yo[j] = xm[j] > yo[j] ? xm[j] : yo[j];
+            else for (i64 j = 0; j < inner; ++j) yo[j] += xm[j];
+        }
+        if (!max)
+            for (i64 j = 0; j < inner; ++j) yo[j] /= static_cast<float>(mid);
+    }
+}
+)graft"});
+    return s;
+}
+
+}  // namespace graft::cpp

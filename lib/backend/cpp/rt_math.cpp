@@ -1,0 +1,291 @@
+// Support sections of the generated code: activations, per-channel affine maps, merges, softmax,
+// normalizations, embedding lookups and Keras masks. The same maths as graft's native kernels
+// (lib/backend/native/kernels), written as standalone C++17.
+#include "backend/cpp/support.hpp"
+
+namespace graft::cpp {
+
+std::vector<Section> math_sections() {
+    std::vector<Section> s;
+    s.push_back({"core", {}, R"graft(
+using i64 = std::int64_t;
+
+inline std::size_t bytes(i64 floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
+
+/// y = x, unless they are the same memory.
+inline void copy(const float* x, float* y, i64 n) {
+    if (x != y && n > 0) std::memmove(y, x, bytes(n));
+}
+)graft"});
+
+    s.push_back({"act", {"core"}, R"graft(
+/// Activations with Keras semantics; also the fused epilogues of Dense and the convolutions.
+enum class Act {
+    linear, relu, sigmoid, tanh, softplus, softsign, elu, selu,
+    hard_sigmoid,      // Keras 2: clip(0.2x + 0.5, 0, 1)
+    hard_sigmoid_k3,   // Keras 3: relu6(x + 3) / 6
+    swish,             // x * sigmoid(x)
+    gelu,              // 0.5x(1 + erf(x / sqrt 2))
+    gelu_tanh,         // tanh approximation
+    exponential,
+    leaky_relu,        // x < 0 ? alpha * x : x
+    thresholded_relu,  // x > alpha ? x : 0
+    relu_general,      // Keras ReLU layer: max_value, negative_slope (alpha), threshold
+};
+
+struct ActParams {
+    Act kind;
+    float alpha;      // elu alpha, leaky slope, thresholded_relu theta, relu_general negative slope
+    float max_value;  // relu_general: < 0 means none
+    float threshold;  // relu_general
+};
+
+inline float sigmoid(float v) {
+    if (v >= 0.f) return 1.f / (1.f + std::exp(-v));  // never exponentiates a large positive number
+    const float e = std::exp(v);
+    return e / (1.f + e);
+}
+
+/// y[i] = act(x[i]) for i < n; x and y may be the same memory.
+inline void activation(const float* x, float* y, i64 n, const ActParams& a) {
+    switch (a.kind) {
+        case Act::linear: copy(x, y, n); return;
+        case Act::relu: for (i64 i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : 0.f; return;
+        case Act::sigmoid: for (i64 i = 0; i < n; ++i) y[i] = sigmoid(x[i]); return;
+        case Act::tanh: for (i64 i = 0; i < n; ++i) y[i] = std::tanh(x[i]); return;
+        case Act::softplus:  // log(1 + e^x) without overflow
+            for (i64 i = 0; i < n; ++i) y[i] = std::max(x[i], 0.f) + std::log1p(std::exp(-std::fabs(x[i])));
+            return;
+        case Act::softsign: for (i64 i = 0; i < n; ++i) y[i] = x[i] / (1.f + std::fabs(x[i])); return;
+        case Act::elu:
+            for (i64 i = 0; i < n; ++i) y[i] = x[i] > 0.f ? x[i] : a.alpha * std::expm1(x[i]);
+            return;
+        case Act::selu: {
+            constexpr float scale = 1.0507009873554805f;
+            constexpr float scale_alpha = static_cast<float>(1.0507009873554805 * 1.6732632423543772);
+            for (i64 i = 0; i < n; ++i) y[i] = x[i] > 0.f ? scale * x[i] : scale_alpha * std::expm1(x[i]);
+            return;
+        }
+        case Act::hard_sigmoid:
+            for (i64 i = 0; i < n; ++i) y[i] = std::min(std::max(0.2f * x[i] + 0.5f, 0.f), 1.f);
+            return;
+        case Act::hard_sigmoid_k3:
+            for (i64 i = 0; i < n; ++i) y[i] = std::min(std::max(x[i] + 3.f, 0.f), 6.f) / 6.f;
+            return;
+        case Act::swish: for (i64 i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]); return;
+        case Act::gelu:  // erfc keeps the precision for negative x
+            for (i64 i = 0; i < n; ++i) y[i] = 0.5f * x[i] * std::erfc(-x[i] * 0.70710678118654752f);
+            return;
+        case Act::gelu_tanh: {
+            constexpr float k = 0.79788456080286536f;  // sqrt(2 / pi)
+            for (i64 i = 0; i < n; ++i) {
+                const float v = x[i];
+                y[i] = 0.5f * v * (1.f + std::tanh(k * (v + 0.044715f * v * v * v)));
+            }
+            return;
+        }
+        case Act::exponential: for (i64 i = 0; i < n; ++i) y[i] = std::exp(x[i]); return;
+        case Act::leaky_relu: for (i64 i = 0; i < n; ++i) y[i] = x[i] < 0.f ? a.alpha * x[i] : x[i]; return;
+        case Act::thresholded_relu: for (i64 i = 0; i < n; ++i) y[i] = x[i] > a.alpha ? x[i] : 0.f; return;
+        case Act::relu_general:
+            // keras.backend.relu(x, alpha=negative_slope, max_value, threshold)
+            for (i64 i = 0; i < n; ++i) {
+                const float v = x[i];
+                float t = a.threshold != 0.f ? (v > a.threshold ? v : 0.f) : (v > 0.f ? v : 0.f);
+                if (a.max_value >= 0.f) t = std::min(std::max(t, 0.f), a.max_value);
+                if (a.alpha != 0.f) t -= a.alpha * std::max(a.threshold - v, 0.f);
+                y[i] = t;
+            }
+            return;
+    }
+    copy(x, y, n);
+}
+)graft"});
+
+    s.push_back({"channel_affine", {"core"}, R"graft(
+/// y = x * scale[c] + shift[c], x viewed as [outer, channels, inner]; scale or shift may be null
+/// (1 or 0). x and y may be the same memory.
+inline void channel_affine(const float* x, const float* scale, const float* shift, float* y, i64 outer, i64 channels,
+                           i64 inner) {
+    for (i64 o = 0; o < outer; ++o) {
+        if (inner == 1) {  // channels last: the inner loop runs over channels
+            const float* xo = x + o * channels;
+            float* yo = y + o * channels;
+            for (i64 c = 0; c < channels; ++c) yo[c] = xo[c] * (scale ? scale[c] : 1.f) + (shift ? shift[c] : 0.f);
+            continue;
+        }
+        for (i64 c = 0; c < channels; ++c) {
+            const float s = scale ? scale[c] : 1.f, t = shift ? shift[c] : 0.f;
+            const float* xc = x + (o * channels + c) * inner;
+            float* yc = y + (o * channels + c) * inner;
+            for (i64 i = 0; i < inner; ++i) yc[i] = xc[i] * s + t;
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"merge", {"core"}, R"graft(
+/// y = a (op) b elementwise over n values; y may be the same memory as a or b.
+enum class MergeOp { add, sub, mul, max, min };
+inline void merge2(MergeOp op, const float* a, const float* b, float* y, i64 n) {
+    switch (op) {
+        case MergeOp::add: for (i64 i = 0; i < n; ++i) y[i] = a[i] + b[i]; return;
+        case MergeOp::sub: for (i64 i = 0; i < n; ++i) y[i] = a[i] - b[i]; return;
+        case MergeOp::mul: for (i64 i = 0; i < n; ++i) y[i] = a[i] * b[i]; return;
+        case MergeOp::max: for (i64 i = 0; i < n; ++i) y[i] = b[i] > a[i] ? b[i] : a[i]; return;
+        case MergeOp::min: for (i64 i = 0; i < n; ++i) y[i] = b[i] < a[i] ? b[i] : a[i]; return;
+    }
+}
+inline void scale(const float* x, float* y, i64 n, float s) {
+    for (i64 i = 0; i < n; ++i) y[i] = x[i] * s;
+}
+)graft"});
+
+    s.push_back({"softmax", {"core"}, R"graft(
+/// Softmax along the middle of x viewed as [outer, len, inner]; x and y may be the same memory.
+inline void softmax(const float* x, float* y, i64 outer, i64 len, i64 inner) {
+    constexpr i64 IB = 64;  // inner positions handled together, so each pass reads contiguous memory
+    float mx[IB], sum[IB];
+    for (i64 o = 0; o < outer; ++o) {
+        const float* xo = x + o * len * inner;
+        float* yo = y + o * len * inner;
+        for (i64 i0 = 0; i0 < inner; i0 += IB) {
+            const i64 nb = std::min(IB, inner - i0);
+            for (i64 j = 0; j < nb; ++j) mx[j] = xo[i0 + j];
+            for (i64 l = 1; l < len; ++l)
+                for (i64 j = 0; j < nb; ++j) mx[j] = std::max(mx[j], xo[l * inner + i0 + j]);
+            for (i64 j = 0; j < nb; ++j) sum[j] = 0.f;
+            for (i64 l = 0; l < len; ++l)
+                for (i64 j = 0; j < nb; ++j) {
+                    const float e = std::exp(xo[l * inner + i0 + j] - mx[j]);
+                    yo[l * inner + i0 + j] = e;
+                    sum[j] += e;
+                }
+            for (i64 j = 0; j < nb; ++j) sum[j] = 1.f / sum[j];
+            for (i64 l = 0; l < len; ++l)
+                for (i64 j = 0; j < nb; ++j) yo[l * inner + i0 + j] *= sum[j];
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"layer_norm", {"core"}, R"graft(
+/// Each row of x [M, K]: (x - mean) / sqrt(var + eps) * gamma + beta (biased variance; statistics
+/// in double). gamma / beta may be null. x and y may be the same memory.
+inline void layer_norm(const float* x, const float* gamma, const float* beta, float* y, i64 M, i64 K, float eps) {
+    for (i64 m = 0; m < M; ++m) {
+        const float* xr = x + m * K;
+        float* yr = y + m * K;
+        double mean = 0;
+        for (i64 k = 0; k < K; ++k) mean += xr[k];
+        mean /= static_cast<double>(K);
+        double var = 0;
+        for (i64 k = 0; k < K; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+        var /= static_cast<double>(K);
+        const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
+        for (i64 k = 0; k < K; ++k) {
+            double v = (xr[k] - mean) * inv;
+            if (gamma) v *= gamma[k];
+            if (beta) v += beta[k];
+            yr[k] = static_cast<float>(v);
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"group_norm", {"core"}, R"graft(
+/// x [N, S, C], C split into `groups` contiguous groups; statistics per (n, group) over S x C/groups.
+inline void group_norm(const float* x, const float* gamma, const float* beta, float* y, i64 N, i64 S, i64 C, i64 groups,
+                       float eps) {
+    const i64 cg = C / groups;
+    const double count = static_cast<double>(S * cg);
+    for (i64 n = 0; n < N; ++n) {
+        const float* xn = x + n * S * C;
+        float* yn = y + n * S * C;
+        for (i64 g = 0; g < groups; ++g) {
+            double mean = 0, var = 0;
+            for (i64 s = 0; s < S; ++s)
+                for (i64 c = g * cg; c < (g + 1) * cg; ++c) mean += xn[s * C + c];
+            mean /= count;
+            for (i64 s = 0; s < S; ++s)
+                for (i64 c = g * cg; c < (g + 1) * cg; ++c) var += (xn[s * C + c] - mean) * (xn[s * C + c] - mean);
+            var /= count;
+            const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
+            for (i64 s = 0; s < S; ++s)
+                for (i64 c = g * cg; c < (g + 1) * cg; ++c) {
+                    double v = (xn[s * C + c] - mean) * inv;
+                    if (gamma) v *= gamma[c];
+                    if (beta) v += beta[c];
+                    yn[s * C + c] = static_cast<float>(v);
+                }
+        }
+    }
+}
+)graft"});
+
+    s.push_back({"l2_normalize", {"core"}, R"graft(
+/// Each row of x [M, K] divided by sqrt(max(sum x^2, eps)).
+inline void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
+    for (i64 m = 0; m < M; ++m) {
+        const float* xr = x + m * K;
+        float* yr = y + m * K;
+        double ss = 0;
+        for (i64 k = 0; k < K; ++k) ss += static_cast<double>(xr[k]) * xr[k];
+        const double inv = 1.0 / std::sqrt(std::max(ss, static_cast<double>(eps)));
+        for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
+    }
+}
+)graft"});
+
+    s.push_back({"prelu", {"core"}, R"graft(
+/// x [N, K]: y = x < 0 ? alpha[k] * x : x.
+inline void prelu(const float* x, const float* alpha, float* y, i64 N, i64 K) {
+    for (i64 n = 0; n < N; ++n)
+        for (i64 k = 0; k < K; ++k) {
+            const float v = x[n * K + k];
+            y[n * K + k] = v < 0.f ? alpha[k] * v : v;
+        }
+}
+)graft"});
+
+    s.push_back({"embedding", {"core"}, R"graft(
+/// y[m, :] = table[int(idx[m]), :] (truncated toward zero, like Keras' cast); an index that is NaN
+/// or outside [0, V) gives a row of zeros, so the table is never read out of bounds.
+inline void embedding(const float* idx, const float* table, float* y, i64 M, i64 V, i64 D) {
+    for (i64 m = 0; m < M; ++m) {
+        const float v = idx[m];
+        if (v > -1.f && v < static_cast<float>(V)) {
+            const i64 i = static_cast<i64>(v);
+            if (i >= 0 && i < V) {
+                std::memcpy(y + m * D, table + i * D, bytes(D));
+                continue;
+            }
+        }
+        std::memset(y + m * D, 0, bytes(D));
+    }
+}
+)graft"});
+
+    s.push_back({"masks", {"core"}, R"graft(
+/// mask[i] = x[i] != 0 (Keras Embedding mask_zero).
+inline void nonzero_mask(const float* x, float* mask, i64 n) {
+    for (i64 i = 0; i < n; ++i) mask[i] = x[i] != 0.f ? 1.f : 0.f;
+}
+
+/// Keras Masking over rows of x [M, K]: a row equal to mask_value everywhere becomes zeros and
+/// gets mask 0. x and y may be the same memory.
+inline void masking(const float* x, float* y, float* mask, i64 M, i64 K, float mask_value) {
+    for (i64 m = 0; m < M; ++m) {
+        const float* xr = x + m * K;
+        float* yr = y + m * K;
+        bool keep = false;
+        for (i64 k = 0; k < K; ++k) keep = keep || xr[k] != mask_value;
+        for (i64 k = 0; k < K; ++k) yr[k] = keep ? xr[k] : 0.f;
+        mask[m] = keep ? 1.f : 0.f;
+    }
+}
+)graft"});
+    return s;
+}
+
+}  // namespace graft::cpp

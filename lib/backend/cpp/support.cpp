@@ -1,0 +1,92 @@
+// The table of built-in support sections and the helpers the built-in emitters share.
+#include "backend/cpp/support.hpp"
+
+#include <map>
+
+namespace graft::cpp {
+
+const std::vector<Section>& sections() {
+    static const std::vector<Section> all = [] {
+        std::vector<Section> s;
+        for (auto part : {math_sections(), gemm_sections(), layout_sections(), sequence_sections()})
+            s.insert(s.end(), part.begin(), part.end());
+        return s;
+    }();
+    return all;
+}
+
+void use(EmitContext& ctx, const std::string& key) {
+    for (const auto& s : sections())
+        if (key == s.key) {
+            for (const char* d : s.deps) use(ctx, d);
+            ctx.support(s.key, s.source);
+            return;
+        }
+    throw GraphError("cpp backend: no support section '" + key + "'");
+}
+
+std::string act_expr(EmitContext& ctx, const std::string& fn) {
+    using native::kern::Act;
+    static const std::map<Act, const char*> names = {
+        {Act::linear, "linear"},         {Act::relu, "relu"},
+        {Act::sigmoid, "sigmoid"},       {Act::tanh, "tanh"},
+        {Act::softplus, "softplus"},     {Act::softsign, "softsign"},
+        {Act::elu, "elu"},               {Act::selu, "selu"},
+        {Act::hard_sigmoid, "hard_sigmoid"}, {Act::hard_sigmoid_k3, "hard_sigmoid_k3"},
+        {Act::swish, "swish"},           {Act::gelu, "gelu"},
+        {Act::gelu_tanh, "gelu_tanh"},   {Act::exponential, "exponential"},
+        {Act::leaky_relu, "leaky_relu"}, {Act::thresholded_relu, "thresholded_relu"},
+        {Act::relu_general, "relu_general"},
+    };
+    const auto p = ops::act_params(ctx.op(), fn);  // UnsupportedError for an unknown name
+    use(ctx, "act");
+    return format("graft_rt::ActParams{graft_rt::Act::{}, {}, {}, {}}", names.at(p.kind), p.alpha, p.max_value, p.threshold);
+}
+
+std::int64_t packed_floats(std::int64_t K, std::int64_t N) { return (N + 15) / 16 * 16 * K; }
+
+std::vector<float> pack_panels(const std::vector<float>& w, std::int64_t K, std::int64_t N) {
+    std::vector<float> out(static_cast<std::size_t>(packed_floats(K, N)), 0.f);
+    for (std::int64_t p = 0; p * 16 < N; ++p)
+        for (std::int64_t k = 0; k < K; ++k)
+            for (std::int64_t j = 0; j < 16 && p * 16 + j < N; ++j)
+                out[static_cast<std::size_t>((p * K + k) * 16 + j)] = w[static_cast<std::size_t>(k * N + p * 16 + j)];
+    return out;
+}
+
+std::string packed_weight(EmitContext& ctx, const std::string& name, std::int64_t K, std::int64_t N) {
+    use(ctx, "gemm");
+    const Variable& w = *ctx.op().input(name);
+    if (w.is_constant())
+        return ctx.constant(name + "_packed", pack_panels(static_cast<const ConstantVariable&>(w).data(), K, N));
+    const std::string work = ctx.scratch(static_cast<std::size_t>(packed_floats(K, N)));
+    ctx.line("graft_rt::pack_panels({}, {}, {}, {}, {});  // the weights are computed: pack them here", ctx.input(name), N, K,
+             N, work);
+    return work;
+}
+
+void emit_struct(EmitContext& ctx, const std::string& type, const std::string& name,
+                 const std::vector<std::pair<std::string, std::string>>& rows) {
+    ctx.line("constexpr graft_rt::{} {} = {{", type, name);
+    for (const auto& [names, values] : rows) ctx.line("    {},  // {}", values, names);
+    ctx.line("};");
+}
+
+std::string csv(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out;
+}
+
+void register_builtin_emitters(Registry& r) {
+    register_linear_emitters(r);
+    register_conv_emitters(r);
+    register_pool_emitters(r);
+    register_elementwise_emitters(r);
+    register_shape_emitters(r);
+    register_norm_emitters(r);
+    register_embedding_emitters(r);
+    register_sequence_emitters(r);
+}
+
+}  // namespace graft::cpp
