@@ -4,8 +4,11 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "backend/native/program.hpp"
+#include "backend/native/threadpool.hpp"
+#include "graft/backend/descriptor.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
@@ -13,12 +16,17 @@
 namespace graft {
 
 struct Model::Shared {
+    // First, so destroyed last: the plugin libraries of the registry the model was made with.
+    // The graph may hold objects a plugin created (variables, constants' data) and compiled
+    // programs hold its kernels, so their code must stay loaded as long as the model lives.
+    std::vector<std::shared_ptr<const void>> plugin_libraries;
     Graph graph;
     const Registry* registry = nullptr;
     std::mutex mutex;                                                          // guards programs
     std::map<std::int64_t, std::shared_ptr<const native::Program>> programs;  // by batch size
     std::mutex run_mutex;                                                      // serializes Model::run
     std::unique_ptr<Session> session;                                         // Model::run's session
+    int threads = 1;                                                           // for new sessions
 
     Session& default_session();
 
@@ -47,6 +55,13 @@ struct Session::State {
         std::byte* base = nullptr;
     };
     std::map<std::int64_t, Arena> arenas;
+    int threads = 1;
+    std::unique_ptr<native::ThreadPool> pool;  // created on the first run when threads != 1
+
+    native::ThreadPool* thread_pool() {
+        if (!pool && threads != 1) pool = std::make_unique<native::ThreadPool>(threads);
+        return pool.get();
+    }
 
     Arena& arena(std::int64_t batch) {
         auto it = arenas.find(batch);
@@ -63,14 +78,15 @@ struct Session::State {
 
 Session& Model::Shared::default_session() {
     // Non-owning: this session lives inside Shared, so owning Shared would be a cycle.
-    if (!session) session.reset(new Session(std::make_unique<Session::State>(Session::State{std::shared_ptr<Shared>(std::shared_ptr<Shared>{}, this), {}})));
+    if (!session) session.reset(new Session(std::make_unique<Session::State>(Session::State{std::shared_ptr<Shared>(std::shared_ptr<Shared>{}, this), {}, threads, nullptr})));
     return *session;
 }
 
-Model::Model(Graph graph, const Registry& registry) : shared_(std::make_shared<Shared>()) {
+Model::Model(Graph graph, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
     shared_->registry = &registry;
-    optimize::legalize_layout(graph, registry);
+    for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
     graph.validate();
+    optimize::pipeline_for(opt_level, "native").run(graph, registry);  // ends with legalize_layout
     shared_->graph = std::move(graph);
 }
 Model::~Model() = default;
@@ -86,7 +102,24 @@ std::string Model::output_name(std::size_t i) const { return shared_->graph.outp
 Shape Model::input_shape(std::size_t i) const { return shared_->graph.inputs().at(i)->shape(); }
 Shape Model::output_shape(std::size_t i) const { return shared_->graph.outputs().at(i)->shape(); }
 
-Session Model::session() const { return Session(std::make_unique<Session::State>(Session::State{shared_, {}})); }
+Session Model::session() const {
+    return Session(std::make_unique<Session::State>(Session::State{shared_, {}, shared_->threads, nullptr}));
+}
+
+void Model::set_threads(int threads) {
+    if (threads < 0) throw Error("threads must be >= 0 (0: one per core), got " + std::to_string(threads));
+    shared_->threads = threads;
+}
+int Model::threads() const { return shared_->threads; }
+
+int Session::threads() const {
+    return state_->threads == 0 ? native::ThreadPool::hardware_threads() : state_->threads;
+}
+std::size_t Session::arena_bytes() const {
+    std::size_t n = 0;
+    for (const auto& [batch, a] : state_->arenas) n += a.program->arena_bytes();
+    return n;
+}
 
 std::vector<Tensor> Model::run(const std::vector<Tensor>& inputs) const {
     std::lock_guard<std::mutex> lock(shared_->run_mutex);
@@ -125,7 +158,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
     const native::Program& p = *arena.program;
     for (std::size_t i = 0; i < inputs.size(); ++i)
         std::memcpy(p.inputs()[i].get(arena.base), inputs[i].data(), inputs[i].size() * sizeof(float));
-    p.run(arena.base);
+    p.run(arena.base, state_->thread_pool());
     std::vector<Tensor> out;
     out.reserve(p.outputs().size());
     for (std::size_t i = 0; i < p.outputs().size(); ++i) {
@@ -157,9 +190,16 @@ std::map<std::string, Tensor> Session::run(const std::map<std::string, Tensor>& 
 
 Model load(const std::string& path, const LoadOptions& options) {
     const Registry& reg = options.registry ? *options.registry : default_registry();
+    if (descriptor::is_descriptor(path)) {
+        Model model(descriptor::read(path, reg), reg, options.opt_level);
+        model.set_threads(options.threads);
+        return model;
+    }
     keras::Options ko;
     ko.weights_path = options.weights_path;
-    return Model(keras::convert(path, reg, ko), reg);
+    Model model(keras::convert(path, reg, ko), reg, options.opt_level);
+    model.set_threads(options.threads);
+    return model;
 }
 
 }  // namespace graft

@@ -1,5 +1,6 @@
 // The built-in registry: every op family and every Keras converter graft ships.
 #include "frontend/keras/layers/layers.hpp"
+#include "graft/backend/cpp.hpp"
 #include "graft/graft.hpp"
 #include "ops/op_util.hpp"
 
@@ -34,6 +35,7 @@ std::unique_ptr<Registry> make_builtin_registry() {
     keras::register_embedding(*r);
     keras::register_attention(*r);
     keras::register_reshaping(*r);
+    cpp::register_builtin_emitters(*r);
     return r;
 }
 

@@ -8,6 +8,21 @@
 // convenient and serializes callers; for concurrent inference give each thread its own
 // Session. The batch dimension is free: any batch size runs without reconversion (each new
 // size is compiled once, on first use).
+//
+// Plugins (custom layers, op types, kernels; see graft/plugin.hpp) load into a Registry:
+//
+//   auto reg = graft::make_builtin_registry();
+//   graft::load_plugin("libgraft_bias_layer.so", *reg);   // or graft::load_plugins_from_env(*reg)
+//   graft::LoadOptions o;
+//   o.registry = reg.get();
+//   auto model = graft::load("model.h5", o);
+//
+// Lifetimes: a Registry must outlive every Model made with it, because a Model compiles each new
+// batch size with the registry's op schemas and generators. A Model also keeps the plugin
+// libraries its registry held when the Model was made loaded until the Model is destroyed (its
+// graph and compiled kernels may hold plugin code), so destroying a Model is always safe; but
+// running a Model whose Registry is gone is undefined behaviour. Loading plugins into a registry
+// is not thread-safe with other uses of it: load them first, then convert and run.
 #pragma once
 
 #include <cstdint>
@@ -17,33 +32,43 @@
 #include <vector>
 
 #include "graft/error.hpp"
+#include "graft/export.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/plugin.hpp"
 #include "graft/registry.hpp"
 #include "graft/tensor.hpp"
 #include "graft/version.hpp"
 
 namespace graft {
 
-/// The registry with every built-in op, converter and generator (created on first use).
-/// Plugins loaded without an explicit registry go here.
-Registry& default_registry();
+/// The registry with every built-in op, converter and generator (created on first use). It
+/// does not read GRAFT_PLUGIN_PATH by itself: call load_plugins_from_env(default_registry()).
+/// The graft tool loads its --plugin files and GRAFT_PLUGIN_PATH's plugins here.
+GRAFT_API Registry& default_registry();
 
 /// A fresh registry holding the built-ins only (tests and hosts that want isolation).
-std::unique_ptr<Registry> make_builtin_registry();
+GRAFT_API std::unique_ptr<Registry> make_builtin_registry();
 
 struct LoadOptions {
-    /// Where handlers come from; null means default_registry(). Must outlive the Model.
+    /// Where handlers come from; null means default_registry(). Must outlive the Model (see the
+    /// lifetimes note at the top of this file).
     const Registry* registry = nullptr;
     /// For a model.to_json() + save_weights() pair: the weights file (path is the JSON).
     std::string weights_path;
+    /// Optimizer level (graft::optimize::pipeline_for): 0 layout only, 1 safe folds, 2 everything.
+    int opt_level = 2;
+    /// Intra-op threads each session runs with (the calling thread included); 0 means one per
+    /// available core. Also settable later with Model::set_threads.
+    int threads = 1;
 };
 
 class Session;
 
-class Model {
+class GRAFT_API Model {
 public:
-    /// Wraps an IR graph (already converted) for running.
-    Model(Graph graph, const Registry& registry);
+    /// Wraps an IR graph (already converted) for running, after the optimizer pipeline of
+    /// `opt_level` for the native backend (see LoadOptions::opt_level).
+    Model(Graph graph, const Registry& registry, int opt_level = 2);
     ~Model();
     Model(Model&&) noexcept;
     Model& operator=(Model&&) noexcept;
@@ -67,13 +92,18 @@ public:
     /// A session with its own working memory, for running on several threads at once.
     Session session() const;
 
+    /// Intra-op threads of sessions created from now on (and of Model::run's session if it
+    /// does not exist yet); 0 means one per available core.
+    void set_threads(int threads);
+    int threads() const;
+
     struct Shared;
 
 private:
     std::shared_ptr<Shared> shared_;
 };
 
-class Session {
+class GRAFT_API Session {
 public:
     ~Session();
     Session(Session&&) noexcept;
@@ -81,6 +111,11 @@ public:
 
     std::vector<Tensor> run(const std::vector<Tensor>& inputs);
     std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs);
+
+    /// Intra-op threads this session runs with.
+    int threads() const;
+    /// Bytes of working memory (the memory plan's arenas) this session holds so far.
+    std::size_t arena_bytes() const;
 
     struct State;
 
@@ -91,7 +126,8 @@ private:
     std::unique_ptr<State> state_;
 };
 
-/// Loads a model file (Keras .h5) and prepares it for running.
-Model load(const std::string& path, const LoadOptions& options = {});
+/// Loads a model file (Keras .h5), or a graft descriptor directory (one holding graph.json,
+/// written by `graft convert` or graft::descriptor::write), and prepares it for running.
+GRAFT_API Model load(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace graft

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "graft/backend/cpp_emit.hpp"
 #include "graft/backend/native_kernel.hpp"
 #include "graft/error.hpp"
 #include "graft/ir/graph.hpp"
@@ -45,6 +47,9 @@ struct OpSchema {
     bool inplace = false;
     /// Output "y" is input "x" reinterpreted, same bytes (reshape).
     bool alias = false;
+    /// The op applies attributes activation/alpha/max_value/threshold to its output "y" (a fused
+    /// epilogue, see ops::act_params); the optimizer folds a following Activation into it.
+    bool activation_epilogue = false;
     std::string doc;
 };
 
@@ -56,12 +61,23 @@ struct HandlerOwner {
     std::shared_ptr<const void> keepalive;
 };
 
+/// A plugin loaded into a registry (graft::load_plugin in graft/plugin.hpp adds these).
+struct PluginRecord {
+    std::string name;
+    std::string version;
+    std::string graft_version;  ///< the graft version the plugin was built against
+    std::string file;           ///< the shared object, as loaded
+    std::shared_ptr<const void> keepalive;  ///< the loaded library; handlers' owners share it
+};
+
 template <class H>
 class HandlerTable {
 public:
     struct Entry {
-        H handler;
+        // The owner is declared first so that it is destroyed last: the handler's code may live
+        // in the plugin library the owner keeps loaded.
         HandlerOwner owner;
+        H handler;
     };
 
     void add(const std::string& what, const std::string& key, H handler, const HandlerOwner& owner) {
@@ -69,7 +85,12 @@ public:
         if (it != entries_.end())
             throw RegistryError(what + " '" + key + "' is already registered by " + it->second.owner.name +
                                 (owner.name.empty() ? "" : " (refused for " + owner.name + ")"));
-        entries_.emplace(key, Entry{std::move(handler), owner});
+        entries_.emplace(key, Entry{owner, std::move(handler)});
+    }
+    /// Removes every entry whose owner keeps `keepalive` alive (undoes a failed plugin).
+    void remove_owned_by(const std::shared_ptr<const void>& keepalive) {
+        for (auto it = entries_.begin(); it != entries_.end();)
+            it = it->second.owner.keepalive == keepalive ? entries_.erase(it) : std::next(it);
     }
     const Entry* find(const std::string& key) const {
         auto it = entries_.find(key);
@@ -121,6 +142,33 @@ public:
         return native_.find(op_type);
     }
     const HandlerTable<native::KernelFactory>& native_generators() const noexcept { return native_; }
+    /// C++ emitters (the cpp backend; see graft/backend/cpp_emit.hpp).
+    void add_cpp_emitter(const std::string& op_type, cpp::CppEmitter e) {
+        cpp_.add("cpp emitter", op_type, std::move(e), owner_);
+    }
+    const HandlerTable<cpp::CppEmitter>::Entry* find_cpp_emitter(const std::string& op_type) const {
+        return cpp_.find(op_type);
+    }
+    const HandlerTable<cpp::CppEmitter>& cpp_emitters() const noexcept { return cpp_; }
+
+    // ---- plugins -------------------------------------------------------------------------
+    /// The plugins loaded into this registry, in load order.
+    const std::vector<PluginRecord>& plugins() const noexcept { return plugins_; }
+    const PluginRecord* find_plugin(const std::string& name) const {
+        for (const auto& p : plugins_)
+            if (p.name == name) return &p;
+        return nullptr;
+    }
+    void add_plugin(PluginRecord p) { plugins_.push_back(std::move(p)); }
+    /// Removes every op schema and handler registered under `keepalive` (a plugin whose
+    /// registration failed part-way leaves nothing behind).
+    void remove_owned_by(const std::shared_ptr<const void>& keepalive) {
+        if (!keepalive) return;
+        ops_.remove_owned_by(keepalive);
+        converters_.remove_owned_by(keepalive);
+        native_.remove_owned_by(keepalive);
+        cpp_.remove_owned_by(keepalive);
+    }
 
     // ---- ownership -----------------------------------------------------------------------
     /// While alive, everything registered is recorded as owned by `owner` (a plugin).
@@ -137,10 +185,12 @@ public:
     };
 
 private:
+    std::vector<PluginRecord> plugins_;  // first: destroyed after every handler below
     HandlerOwner owner_;
     HandlerTable<OpSchema> ops_;
     HandlerTable<ConverterFn> converters_;
     HandlerTable<native::KernelFactory> native_;
+    HandlerTable<cpp::CppEmitter> cpp_;
 };
 
 // ---- building operators through their schema ----------------------------------------------

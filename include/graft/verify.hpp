@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "graft/export.hpp"
 #include "graft/graft.hpp"
 
 namespace graft {
@@ -32,7 +33,7 @@ struct OutputCheck {
     std::string problem;  ///< "" or why the output could not be compared (missing, shape)
 };
 
-struct VerifyReport {
+struct GRAFT_API VerifyReport {
     bool ok = true;
     double atol = 0, rtol = 0;
     std::vector<OutputCheck> outputs;  ///< one per expected output, in name order
@@ -43,7 +44,7 @@ struct VerifyReport {
 /// Runs `model` on `inputs` and compares every output named in `expected` (numpy.allclose:
 /// |got - expected| <= atol + rtol * |expected|, NaN never matches). An expected name the model
 /// does not output, or a shape that differs, fails the check. Errors while running propagate.
-VerifyReport verify(const Model& model, const std::map<std::string, Tensor>& inputs,
+GRAFT_API VerifyReport verify(const Model& model, const std::map<std::string, Tensor>& inputs,
                     const std::map<std::string, Tensor>& expected, double atol = 1e-5, double rtol = 1e-5);
 
 }  // namespace graft

@@ -1,5 +1,6 @@
 // Elementwise ops: Activation, Softmax (along an axis), Merge (add/sub/mul/avg/max/min of n
-// same-shaped inputs) and Identity (inference no-ops such as Dropout). All accept any order.
+// same-shaped inputs), BiasAdd (a 1-D vector added along an axis) and Identity (inference
+// no-ops such as Dropout). All accept any order.
 #include <cstring>
 
 #include "ops/op_util.hpp"
@@ -43,6 +44,30 @@ Outputs infer_merge(const Operator& op) {
         }
     }
     return {{"y", {x0.order(), x0.shape()}}};
+}
+
+// BiasAdd: y = x + b[i] along one axis (Keras' per-feature bias; TF's BiasAdd). Merge stays a
+// same-shape op; broadcasting one 1-D vector along a named axis is this op's whole job.
+Outputs infer_bias_add(const Operator& op) {
+    const Variable& x = in(op, "x");
+    const Variable& b = in(op, "b");
+    auto axis = op.attrs().get_axis("axis", op.describe());
+    if (!x.order().has(axis)) shape_fail(op, "input " + x.describe() + " has no axis " + axis.name());
+    const auto len = x.size(axis);
+    if (len == kDynamic) shape_fail(op, "axis " + axis.name() + " of " + x.describe() + " has no fixed size");
+    if (b.ndim() != 1 || b.shape()[0] != len)
+        shape_fail(op, "bias " + b.describe() + " should be 1-D [" + std::to_string(len) + "] like axis " + axis.name() +
+                           " of the input");
+    return same_as_x(op);
+}
+
+std::unique_ptr<native::Kernel> build_bias_add(native::KernelBuilder& b) {
+    const Operator& op = b.op();
+    auto sp = split_at(*op.input("x"), op.attrs().get_axis("axis"));
+    auto x = b.in("x"), bias = b.in("b"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        native::kern::channel_affine(c.at(x), nullptr, c.at(bias), c.at(y), sp.outer, sp.len, sp.inner);  // x * 1 + b
+    });
 }
 
 std::unique_ptr<native::Kernel> build_merge(native::KernelBuilder& b) {
@@ -110,6 +135,15 @@ void register_elementwise(Registry& r) {
     m.doc = "elementwise add|sub|mul|avg|max|min (attr op) of inputs x0, x1, ... of one shape";
     r.add_op(std::move(m));
     r.add_native_generator("Merge", build_merge);
+
+    OpSchema ba;
+    ba.type = "BiasAdd";
+    ba.inputs = {"x", "b"};
+    ba.infer = infer_bias_add;
+    ba.inplace = true;
+    ba.doc = "y = x + b along axis `axis` (b: 1-D, one value per index of that axis); any order";
+    r.add_op(std::move(ba));
+    r.add_native_generator("BiasAdd", build_bias_add);
 
     OpSchema id;
     id.type = "Identity";

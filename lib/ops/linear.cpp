@@ -1,4 +1,5 @@
 // Linear: y = act(x . w + b), contracting one axis of x (Keras Dense, also TimeDistributed Dense).
+#include "backend/native/gemm/gemm.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -40,8 +41,20 @@ std::unique_ptr<native::Kernel> build_linear(native::KernelBuilder& b) {
     auto x = b.in("x"), wt = b.in("w"), y = b.out("y");
     std::optional<native::Slot> bias;
     if (op.has_input("b")) bias = b.in("b");
+    // Constant weights are packed once, here, into the GEMM micro-kernels' panel layout.
+    native::gemm::BMatrix packed;
+    if (w.is_constant()) {
+        const auto& data = static_cast<const ConstantVariable&>(w).data();
+        packed.data = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(data.data(), N, K, N)));
+        packed.packed = true;
+    }
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::dense(c.at(x), c.at(wt), bias ? c.at(*bias) : nullptr, c.at(y), M, K, N, act);
+        native::gemm::Epilogue e;
+        e.bias = bias ? c.at(*bias) : nullptr;
+        e.act = &act;
+        native::gemm::BMatrix bm = packed;
+        if (!bm.packed) bm.data = c.at(wt), bm.ld = N;
+        native::gemm::gemm(M, N, K, c.at(x), K, bm, c.at(y), N, e, c.pool);
     });
 }
 
@@ -53,6 +66,7 @@ void register_linear(Registry& r) {
     s.inputs = {"x", "w", "b?"};
     s.infer = infer_linear;
     s.required_order = order_linear;
+    s.activation_epilogue = true;
     s.doc = "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation";
     r.add_op(std::move(s));
     r.add_native_generator("Linear", build_linear);

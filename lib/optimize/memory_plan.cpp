@@ -1,6 +1,9 @@
-// The memory plan: lifetimes over the topological order, greedy offsets in one arena.
+// The memory plan: lifetimes over the topological order, greedy offsets in one arena, with
+// aliasing (reshape-like ops share their input's bytes) and in-place reuse (elementwise ops
+// write over an input nothing reads later).
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "graft/optimize/passes.hpp"
 
@@ -9,45 +12,77 @@ namespace graft::optimize {
 namespace {
 constexpr std::size_t kAlign = 64;
 std::size_t aligned(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-}  // namespace
 
-MemoryPlan plan_memory(const Graph& g) {
-    struct Block {
-        const Variable* v;
-        std::size_t size;
-        std::size_t first, last;  // op indices (inclusive) during which the buffer is live
-        std::size_t offset = 0;
-    };
+/// A buffer: one or more variables (aliases, in-place chains) sharing the same bytes.
+struct Block {
+    std::size_t size = 0;
+    std::size_t first = 0, last = 0;  // op indices (inclusive) during which the buffer is live
+    std::size_t offset = 0;
+};
+
+std::size_t bytes_of(const Variable* v) {
+    if (v->numel() < 0) throw GraphError("memory plan: " + v->describe() + " has a dynamic size; fix the batch first");
+    return aligned(static_cast<std::size_t>(v->numel()) * size_of(v->dtype()));
+}
+
+MemoryPlan plan(const Graph& g, const Registry* reg) {
     const auto order = g.topological_order();
     const std::size_t end = order.size() + 1;
-    std::unordered_map<const Variable*, std::size_t> index;
+    std::unordered_map<const Variable*, std::size_t> group;  // variable -> block index
     std::vector<Block> blocks;
-    auto block_of = [&](const Variable* v, std::size_t def) -> Block& {
-        auto it = index.find(v);
-        if (it != index.end()) return blocks[it->second];
-        if (v->numel() < 0) throw GraphError("memory plan: " + v->describe() + " has a dynamic size; fix the batch first");
-        index[v] = blocks.size();
-        blocks.push_back({v, aligned(static_cast<std::size_t>(v->numel()) * size_of(v->dtype())), def, def});
-        return blocks.back();
-    };
-    for (const Variable* v : g.inputs()) block_of(v, 0);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        for (const auto& [n, v] : order[i]->inputs())
-            if (!v->is_constant()) {
-                Block& b = block_of(v, 0);
-                b.last = std::max(b.last, i + 1);
-            }
-        for (const auto& [n, v] : order[i]->outputs()) {
-            Block& b = block_of(v, i + 1);
-            b.last = std::max(b.last, i + 1);
-        }
-    }
-    for (const Variable* v : g.outputs())
-        if (!v->is_constant()) block_of(v, 0).last = end;
-
     MemoryPlan plan;
+
+    // The last op index reading each variable (end for graph outputs).
+    std::unordered_map<const Variable*, std::size_t> last_read;
+    for (std::size_t i = 0; i < order.size(); ++i)
+        for (const auto& [n, v] : order[i]->inputs()) last_read[v] = i + 1;
+    for (const Variable* v : g.outputs()) last_read[v] = end;
+
+    auto read_until = [&](const Variable* v, std::size_t def) {
+        auto it = last_read.find(v);
+        return it == last_read.end() ? def : std::max(def, it->second);
+    };
+    auto new_block = [&](const Variable* v, std::size_t def) {
+        group[v] = blocks.size();
+        blocks.push_back({bytes_of(v), def, read_until(v, def), 0});
+        plan.naive_bytes += blocks.back().size;
+    };
+    for (const Variable* v : g.inputs()) new_block(v, 0);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const Operator* op = order[i];
+        const OpSchema* s = reg ? reg->find_op(op->type()) : nullptr;
+        const Variable* y = op->output_or_null("y");
+        const Variable* x = nullptr;
+        if (s && y && (s->alias || s->inplace) && !op->inputs().empty()) x = op->inputs().front().second;
+        bool shared = false;
+        if (x && !x->is_constant() && group.count(x) && bytes_of(x) == bytes_of(y) && x->dtype() == y->dtype()) {
+            Block& b = blocks[group.at(x)];
+            if (s->alias) {
+                // y is x's bytes: one buffer, live as long as either is read.
+                shared = true;
+                ++plan.aliased;
+            } else {
+                // y overwrites x: nothing (x or an alias of it) may be read after this op, and
+                // this op must not read x through another input too.
+                std::size_t uses = 0;
+                for (const auto& p : op->inputs()) uses += p.second == x;
+                if (b.last == i + 1 && uses == 1) {
+                    shared = true;
+                    ++plan.inplace;
+                }
+            }
+            if (shared) {
+                group[y] = group.at(x);
+                b.last = std::max(b.last, read_until(y, i + 1));
+                plan.naive_bytes += bytes_of(y);
+            }
+        }
+        for (const auto& [n, v] : op->outputs())
+            if (!(shared && v == y)) new_block(v, i + 1);
+    }
+
     std::vector<std::size_t> by_size(blocks.size());
-    for (std::size_t i = 0; i < blocks.size(); ++i) by_size[i] = i, plan.naive_bytes += blocks[i].size;
+    std::iota(by_size.begin(), by_size.end(), std::size_t{0});
     std::stable_sort(by_size.begin(), by_size.end(), [&](auto a, auto b) { return blocks[a].size > blocks[b].size; });
     std::vector<std::size_t> placed;
     for (std::size_t bi : by_size) {
@@ -68,8 +103,27 @@ MemoryPlan plan_memory(const Graph& g) {
         plan.arena_bytes = std::max(plan.arena_bytes, off + b.size);
         placed.push_back(bi);
     }
-    for (const auto& b : blocks) plan.offset[b.v] = b.offset;
+    for (const auto& [v, gi] : group) plan.offset[v] = blocks[gi].offset;
     return plan;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& g, const Registry& reg, bool reuse) { return plan(g, reuse ? &reg : nullptr); }
+MemoryPlan plan_memory(const Graph& g) { return plan(g, nullptr); }
+
+MemoryPlan plan_at_batch1(const Graph& g, const Registry& reg) {
+    Graph c = g.clone();
+    for (Variable* v : c.inputs()) {
+        Shape s = v->shape();
+        for (auto& d : s)
+            if (d == kDynamic) d = 1;
+        v->set_type(v->order(), s);
+    }
+    infer_shapes(c, reg);
+    MemoryPlan p = plan_memory(c, reg);
+    p.offset.clear();  // keys point into the copy
+    return p;
 }
 
 }  // namespace graft::optimize

@@ -57,6 +57,11 @@ struct VerifyOptions {
 struct ConvertOptions {
     ModelOptions model;
     std::string out;
+    std::string backend = "graft";  ///< graft (descriptor) or cpp (generated C++, graft/backend/cpp.hpp)
+    std::string name;               ///< cpp: base name of the files (default: the model file's stem)
+    std::string ns;                 ///< cpp: namespace (default: the name)
+    int batch = 1;                  ///< cpp: batch size the code is generated for
+    bool embed_weights = false;     ///< cpp: weights as a constant array in <name>_weights.cpp
 };
 
 struct PluginsOptions {

@@ -94,9 +94,15 @@ int main(int argc, char** argv) {
     verify_cmd->add_option("--rtol", verify.rtol, "relative tolerance (default: the manifest's, else 1e-5)");
 
     cli::ConvertOptions convert;
-    auto* convert_cmd = app.add_subcommand("convert", "write the optimized model as a graft descriptor (OUT/graph.json, OUT/weights.bin)");
+    auto* convert_cmd = app.add_subcommand("convert", "write the optimized model as a graft descriptor (OUT/graph.json, OUT/weights.bin) or, with --backend cpp, as standalone C++");
     cli::add_model_options(*convert_cmd, convert.model);
-    convert_cmd->add_option("-o,--output", convert.out, "descriptor directory to write (replaced if it is one already)")->required();
+    convert_cmd->add_option("-o,--output", convert.out, "directory to write (a descriptor is replaced if it is one already)")->required();
+    convert_cmd->add_option("--backend", convert.backend, "graft: a descriptor (default); cpp: standalone C++ (OUT/<name>.hpp, .cpp, .weights)")
+        ->check(CLI::IsMember({"graft", "cpp"}));
+    convert_cmd->add_option("--name", convert.name, "cpp: base name of the files (default: the model file's name)");
+    convert_cmd->add_option("--namespace", convert.ns, "cpp: C++ namespace of the generated code (default: the name)");
+    convert_cmd->add_option("--batch", convert.batch, "cpp: batch size the code is generated for (default 1)")->check(CLI::Range(1, 1 << 20));
+    convert_cmd->add_flag("--embed-weights", convert.embed_weights, "cpp: weights as a constant array in OUT/<name>_weights.cpp");
 
     cli::BenchOptions bench;
     auto* bench_cmd = app.add_subcommand("bench", "time Session::run in-process (median, min, load time, peak RSS)");

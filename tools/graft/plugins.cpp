@@ -60,6 +60,7 @@ void list_plugins(const PluginsOptions& options) {
         std::size_t count = 0;
         list_owned(registry->ops(), p.keepalive, "op type", true, count);
         list_owned(registry->native_generators(), p.keepalive, "native generator", false, count);
+        list_owned(registry->cpp_emitters(), p.keepalive, "cpp emitter", false, count);
         list_owned(registry->converters(), p.keepalive, "converter", false, count);
         if (count == 0) fmt::print("  (registers nothing)\n");
     }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "graft/export.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/registry.hpp"
 
@@ -36,14 +37,14 @@ struct CheckReport {
 /// converter handler (wrapped layers and nested models included) and every UnsupportedError a
 /// handler raises (an unsupported option, e.g. stateful=True), instead of stopping at the first.
 /// Throws FormatError/ShapeError/IOError when the file itself is broken.
-CheckReport check_model(const std::string& path, const Registry& registry, const Options& options = {});
+GRAFT_API CheckReport check_model(const std::string& path, const Registry& registry, const Options& options = {});
 
 /// check_model(...).findings.
-std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options = {});
+GRAFT_API std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options = {});
 
 /// Reads a Keras model (.h5 full model, .keras zip, or a model.to_json() file with
 /// Options::weights_path) and converts it to an IR graph. Runs the same check and throws one
 /// UnsupportedError listing every finding.
-Graph convert(const std::string& path, const Registry& registry, const Options& options = {});
+GRAFT_API Graph convert(const std::string& path, const Registry& registry, const Options& options = {});
 
 }  // namespace graft::keras

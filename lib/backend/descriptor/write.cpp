@@ -1,0 +1,294 @@
+// The descriptor writer: graph.json (RapidJSON, fixed key order) and weights.bin, written into a
+// temporary directory that is renamed into place at the end.
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <system_error>
+#include <variant>
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "backend/descriptor/common.hpp"
+#include "graft/backend/descriptor.hpp"
+#include "graft/optimize/passes.hpp"
+#include "graft/version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace graft::descriptor {
+
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void put(Writer& w, bool v) { w.Bool(v); }
+void put(Writer& w, std::int64_t v) { w.Int64(v); }
+void put(Writer& w, std::uint64_t v) { w.Uint64(v); }
+void put(Writer& w, double v) {
+    // Finite doubles: RapidJSON's Grisu2 output, which parses back (kParseFullPrecisionFlag) to
+    // the same bits. Non-finite ones as kParseNanAndInfFlag reads them.
+    if (std::isfinite(v)) w.Double(v);
+    else if (std::isnan(v)) w.RawValue("NaN", 3, rapidjson::kNumberType);
+    else if (v > 0) w.RawValue("Infinity", 8, rapidjson::kNumberType);
+    else w.RawValue("-Infinity", 9, rapidjson::kNumberType);
+}
+void put(Writer& w, const std::string& v) { w.String(v.data(), static_cast<rapidjson::SizeType>(v.size())); }
+void put(Writer& w, const char* v) { w.String(v); }
+template <class T>
+void put(Writer& w, const std::vector<T>& v) {
+    w.StartArray();
+    for (const auto& x : v) put(w, x);
+    w.EndArray();
+}
+template <class T>
+void field(Writer& w, const char* key, const T& value) {
+    w.Key(key);
+    put(w, value);
+}
+
+void put_shape(Writer& w, const Shape& s) {
+    w.StartArray();
+    for (auto d : s) {
+        if (d == kDynamic) w.String("?");
+        else w.Int64(d);
+    }
+    w.EndArray();
+}
+
+void put_named(Writer& w, const char* key, const NamedVars& vars) {
+    w.Key(key);
+    w.StartObject();
+    for (const auto& [n, v] : vars) {
+        put(w, n);
+        put(w, v->name());
+    }
+    w.EndObject();
+}
+
+struct ConstantPlace {
+    std::uint64_t offset, bytes;
+};
+
+/// The weights file's bytes and where each constant went.
+std::string pack_weights(const Graph& g, std::map<const Variable*, ConstantPlace>& places) {
+    std::string bin;
+    for (const Variable* v : g.variables()) {
+        if (!v->is_constant()) continue;
+        const auto& d = static_cast<const ConstantVariable*>(v)->data();
+        bin.resize((bin.size() + detail::kAlign - 1) / detail::kAlign * detail::kAlign, '\0');
+        const std::size_t at = bin.size(), n = d.size() * sizeof(float);
+        bin.resize(at + n);
+        if (n) std::memcpy(&bin[at], d.data(), n);
+        if (!detail::little_endian())
+            for (std::size_t i = at; i + 4 <= at + n; i += 4) std::swap(bin[i], bin[i + 3]), std::swap(bin[i + 1], bin[i + 2]);
+        places[v] = {at, n};
+    }
+    return bin;
+}
+
+void put_memory_plan(Writer& w, const Graph& g, const Registry& reg) {
+    Graph c = g.clone();
+    for (Variable* v : c.inputs()) {
+        Shape s = v->shape();
+        for (auto& d : s)
+            if (d == kDynamic) d = 1;
+        v->set_type(v->order(), s);
+    }
+    infer_shapes(c, reg);
+    const auto plan = optimize::plan_memory(c, reg);
+    w.Key("memory_plan");
+    w.StartObject();
+    field(w, "batch", std::int64_t{1});
+    field(w, "arena_bytes", std::uint64_t{plan.arena_bytes});
+    field(w, "naive_bytes", std::uint64_t{plan.naive_bytes});
+    field(w, "inplace", std::uint64_t{plan.inplace});
+    field(w, "aliased", std::uint64_t{plan.aliased});
+    w.Key("offsets");
+    w.StartObject();
+    for (const Variable* v : c.variables()) {
+        auto it = plan.offset.find(v);
+        if (it == plan.offset.end()) continue;
+        put(w, v->name());
+        w.Uint64(it->second);
+    }
+    w.EndObject();
+    w.EndObject();
+}
+
+void put_plugins(Writer& w, const Graph& g, const Registry& reg) {
+    // Keyed by the plugin's own name (its PluginRecord) when the registry knows it, else by the
+    // handler owner's name (a registry filled without the plugin loader).
+    struct Info {
+        std::string version, file;
+        std::set<std::string> types;
+    };
+    std::map<std::string, Info> by_plugin;
+    for (const Operator* op : g.operators()) {
+        const auto* e = reg.ops().find(op->type());
+        if (!e) throw UnsupportedError("cannot write a descriptor: " + op->describe() + " has no registered schema");
+        if (e->owner.name == HandlerOwner{}.name) continue;
+        const PluginRecord* rec = nullptr;
+        for (const auto& p : reg.plugins())
+            if (e->owner.keepalive && p.keepalive == e->owner.keepalive) rec = &p;
+        Info& info = by_plugin[rec ? rec->name : e->owner.name];
+        if (rec) info.version = rec->version, info.file = fs::path(rec->file).filename().string();
+        info.types.insert(op->type());
+    }
+    w.Key("plugins");
+    w.StartArray();
+    for (const auto& [name, info] : by_plugin) {
+        const auto& types = info.types;
+        w.StartObject();
+        field(w, "name", name);
+        if (!info.version.empty()) field(w, "version", info.version);
+        if (!info.file.empty()) field(w, "file", info.file);
+        w.Key("op_types");
+        w.StartArray();
+        for (const auto& t : types) put(w, t);
+        w.EndArray();
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
+std::string graph_json(const Graph& g, const Registry& reg, const std::map<const Variable*, ConstantPlace>& places,
+                       const std::string& bin) {
+    rapidjson::StringBuffer buf;
+    Writer w(buf);
+    w.SetIndent(' ', 1);
+    w.StartObject();
+    field(w, "format", detail::kFormatName);
+    field(w, "format_version", std::int64_t{kFormatVersion});
+    field(w, "graft_version", version_string());
+    w.Key("weights");
+    w.StartObject();
+    field(w, "file", detail::kWeightsFile);
+    field(w, "bytes", std::uint64_t{bin.size()});
+    field(w, "alignment", std::uint64_t{detail::kAlign});
+    field(w, "byte_order", "little");
+    field(w, "checksum", "crc32");
+    field(w, "crc32", std::uint64_t{detail::crc32_of(reinterpret_cast<const unsigned char*>(bin.data()), bin.size())});
+    w.EndObject();
+    put_plugins(w, g, reg);
+    for (int io = 0; io < 2; ++io) {
+        const auto& vars = io == 0 ? g.inputs() : g.outputs();
+        w.Key(io == 0 ? "inputs" : "outputs");
+        w.StartArray();
+        for (std::size_t i = 0; i < vars.size(); ++i) {
+            w.StartObject();
+            field(w, "name", io == 0 ? g.input_name(i) : g.output_name(i));
+            field(w, "variable", vars[i]->name());
+            w.EndObject();
+        }
+        w.EndArray();
+    }
+    w.Key("variables");
+    w.StartArray();
+    for (const Variable* v : g.variables()) {
+        w.StartObject();
+        field(w, "name", v->name());
+        field(w, "dtype", name_of(v->dtype()));
+        field(w, "order", v->order().names());
+        w.Key("shape");
+        put_shape(w, v->shape());
+        if (v->is_constant()) {
+            const auto& p = places.at(v);
+            field(w, "offset", p.offset);
+            field(w, "bytes", p.bytes);
+        }
+        w.EndObject();
+    }
+    w.EndArray();
+    w.Key("operators");
+    w.StartArray();
+    for (const Operator* op : g.topological_order()) {
+        w.StartObject();
+        field(w, "type", op->type());
+        field(w, "name", op->name());
+        field(w, "layer", op->layer());
+        put_named(w, "inputs", op->inputs());
+        put_named(w, "outputs", op->outputs());
+        w.Key("attributes");
+        w.StartObject();
+        for (const auto& [key, value] : op->attrs().all()) {
+            put(w, key);
+            w.StartObject();
+            w.Key(detail::kAttrTags[value.index()]);
+            std::visit([&](const auto& x) { put(w, x); }, value);
+            w.EndObject();
+        }
+        w.EndObject();
+        w.EndObject();
+    }
+    w.EndArray();
+    put_memory_plan(w, g, reg);
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+void write_file(const fs::path& p, const std::string& content) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) throw IOError("cannot write " + p.string() + ": " + std::generic_category().message(errno));
+}
+
+}  // namespace
+
+bool is_descriptor(const std::string& path) {
+    std::error_code ec;
+    return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / detail::kGraphFile, ec);
+}
+
+void write(const Graph& g, const Registry& reg, const std::string& dir) {
+    g.validate();
+    std::map<const Variable*, ConstantPlace> places;
+    const std::string bin = pack_weights(g, places);
+    const std::string json = graph_json(g, reg, places, bin);
+
+    fs::path target = fs::path(dir).lexically_normal();
+    if (target.filename().empty()) target = target.parent_path();
+    if (target.empty()) throw IOError("cannot write a descriptor to '" + dir + "': no directory name");
+    std::error_code ec;
+    if (fs::exists(target, ec)) {
+        const bool replaceable = fs::is_directory(target, ec) && (fs::is_empty(target, ec) || is_descriptor(target.string()));
+        if (!replaceable)
+            throw IOError("cannot write a descriptor to " + target.string() + ": it exists and is not a graft descriptor directory");
+    }
+    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, ec))
+        throw IOError("cannot write a descriptor to " + target.string() + ": directory " + parent.string() + " does not exist");
+    static std::atomic<unsigned> counter{0};
+    const std::string stem = "." + target.filename().string() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    const fs::path tmp = parent / (stem + ".tmp"), old = parent / (stem + ".old");
+    try {
+        if (!fs::create_directory(tmp, ec) || ec)
+            throw IOError("cannot create " + tmp.string() + ": " + (ec ? ec.message() : std::string("it exists")));
+        write_file(tmp / detail::kWeightsFile, bin);
+        write_file(tmp / detail::kGraphFile, json);
+        bool moved_old = false;
+        if (fs::exists(target)) {
+            fs::rename(target, old, ec);
+            if (ec) throw IOError("cannot replace " + target.string() + ": " + ec.message());
+            moved_old = true;
+        }
+        fs::rename(tmp, target, ec);
+        if (ec) {
+            const std::string why = ec.message();
+            if (moved_old) fs::rename(old, target, ec);
+            throw IOError("cannot write " + target.string() + ": " + why);
+        }
+        if (moved_old) fs::remove_all(old, ec);
+    } catch (...) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
+}
+
+}  // namespace graft::descriptor

@@ -1,0 +1,81 @@
+// Rule cse: two operators of one type with the same inputs (by name) and the same attributes
+// compute the same values; the later one goes and its readers read the earlier one's outputs.
+// Equal constants (order, shape and values) are merged first, so ops reading copies of one
+// weight match too.
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "optimize/rules.hpp"
+
+namespace graft::optimize::rules {
+
+namespace {
+
+std::uint64_t fnv1a(const std::vector<float>& d) {
+    std::uint64_t h = 1469598103934665603ull;
+    const auto* p = reinterpret_cast<const unsigned char*>(d.data());
+    for (std::size_t i = 0; i < d.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+bool merge_constants(Graph& g) {
+    std::map<std::tuple<std::vector<std::string>, Shape, std::uint64_t>, std::vector<Variable*>> seen;
+    bool changed = false;
+    for (Variable* v : g.variables()) {
+        const auto* c = as_constant(v);
+        if (!c) continue;
+        auto& same = seen[std::make_tuple(c->order().names(), c->shape(), fnv1a(c->data()))];
+        Variable* first = nullptr;
+        for (Variable* s : same)
+            if (same_bytes(as_constant(s)->data(), c->data())) first = s;
+        if (!first) {
+            same.push_back(v);
+        } else if (!g.consumers(v).empty() || g.is_output(v)) {
+            g.replace_uses(v, first);
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+bool run(Graph& g, const Registry&) {
+    bool changed = merge_constants(g);
+    std::vector<Operator*> kept;
+    for (Operator* op : g.topological_order()) {
+        Operator* same = nullptr;
+        for (Operator* k : kept)
+            if (k->type() == op->type() && k->inputs() == op->inputs() && k->attrs() == op->attrs() &&
+                k->outputs().size() == op->outputs().size()) {
+                same = k;
+                break;
+            }
+        if (!same) {
+            kept.push_back(op);
+            continue;
+        }
+        bool match = true;
+        for (std::size_t i = 0; i < op->outputs().size(); ++i)
+            match = match && op->outputs()[i].first == same->outputs()[i].first;
+        if (!match) {
+            kept.push_back(op);
+            continue;
+        }
+        for (std::size_t i = 0; i < op->outputs().size(); ++i) g.replace_uses(op->outputs()[i].second, same->outputs()[i].second);
+        g.remove_op(op);
+        changed = true;
+    }
+    if (changed) g.remove_unused_variables();
+    return changed;
+}
+
+}  // namespace
+
+std::unique_ptr<Pass> cse() { return std::make_unique<FnPass>("cse", run); }
+
+}  // namespace graft::optimize::rules

@@ -1,0 +1,68 @@
+// Rule fold_batchnorm: y = BN(P(x)) where P is a Linear or a convolution (weights w with the
+// output channel as their last axis, optional bias b in order C) becomes P'(x) with
+//   s = gamma / sqrt(var + eps),  w' = w * s (per output channel),  b' = (b - mean) * s + beta.
+// It fires only when the BN normalizes P's output-channel axis, P has no activation epilogue,
+// all BN parameters and P's weights are constants, and P's output is read by the BN alone (a
+// second reader needs the value before normalization).
+#include <cmath>
+
+#include "optimize/rules.hpp"
+
+namespace graft::optimize::rules {
+
+namespace {
+
+bool is_weighted(const std::string& t) { return t == "Linear" || t == "Conv1D" || t == "Conv2D"; }
+
+bool run(Graph& g, const Registry&) {
+    bool changed = false;
+    for (Operator* bn : g.topological_order()) {
+        if (bn->type() != "BatchNormalization") continue;
+        Variable* x = bn->input("x");
+        Operator* p = x->producer();
+        if (!p || !is_weighted(p->type()) || !only_read_by(g, x, bn) || p->outputs().size() != 1) continue;
+        if (p->attr_or<std::string>("activation", "linear") != "linear") continue;
+        if (x->order().back() != bn->attrs().get_axis("axis", bn->describe())) continue;
+        const auto* w = as_constant(p->input("w"));
+        const auto* b = as_constant(p->input_or_null("b"));
+        if (!w || (p->has_input("b") && !b) || w->order().ndim() < 1) continue;
+        const auto* mean = as_constant(bn->input("mean"));
+        const auto* var = as_constant(bn->input("var"));
+        const auto* gamma = as_constant(bn->input_or_null("gamma"));
+        const auto* beta = as_constant(bn->input_or_null("beta"));
+        if (!mean || !var || (bn->has_input("gamma") && !gamma) || (bn->has_input("beta") && !beta)) continue;
+        const auto units = static_cast<std::size_t>(w->shape().back());
+        if (mean->data().size() != units || var->data().size() != units || (b && b->data().size() != units)) continue;
+
+        const double eps = bn->attr<double>("epsilon");
+        std::vector<double> s(units);
+        std::vector<float> bias(units);
+        for (std::size_t c = 0; c < units; ++c) {
+            s[c] = (gamma ? gamma->data()[c] : 1.0) / std::sqrt(static_cast<double>(var->data()[c]) + eps);
+            const double b0 = b ? b->data()[c] : 0.0;
+            bias[c] = static_cast<float>((b0 - mean->data()[c]) * s[c] + (beta ? beta->data()[c] : 0.0));
+        }
+        std::vector<float> wd(w->data());
+        for (std::size_t i = 0; i < wd.size(); ++i) wd[i] = static_cast<float>(wd[i] * s[i % units]);
+        // New constants: the old ones may be shared with other operators (a shared layer).
+        g.set_input(p, "w", new_constant(g, w->name() + "/bn", w->order(), w->shape(), std::move(wd)));
+        auto* nb = new_constant(g, (b ? b->name() : p->name() + "/bias") + "/bn", OrderC, {static_cast<std::int64_t>(units)}, std::move(bias));
+        if (b) {
+            g.set_input(p, "b", nb);
+        } else {
+            NamedVars ins = p->inputs();
+            ins.emplace_back("b", nb);
+            rebuild(g, p, std::move(ins), p->attrs());
+        }
+        bypass(g, bn, bn->output("y"), x);
+        changed = true;
+    }
+    if (changed) g.remove_unused_variables();
+    return changed;
+}
+
+}  // namespace
+
+std::unique_ptr<Pass> fold_batchnorm() { return std::make_unique<FnPass>("fold_batchnorm", run); }
+
+}  // namespace graft::optimize::rules

@@ -1,0 +1,134 @@
+// Pipelines: groups of rules run to a fixpoint, chosen per optimization level and backend;
+// the per-rule report behind `graft inspect --passes`.
+#include <functional>
+#include <map>
+
+#include "optimize/rules.hpp"
+
+namespace graft::optimize {
+
+namespace {
+
+using Factory = std::unique_ptr<Pass> (*)();
+
+const std::map<std::string, Factory>& factories() {
+    static const std::map<std::string, Factory> m = {
+        {"remove_noops", rules::remove_noops},
+        {"constant_fold", rules::constant_fold},
+        {"fold_batchnorm", rules::fold_batchnorm},
+        {"fuse_activation", rules::fuse_activation},
+        {"cancel_transposes", rules::cancel_transposes},
+        {"sink_transposes", rules::sink_transposes},
+        {"cse", rules::cse},
+        {"dead_ops", rules::dead_ops},
+        {"legalize_layout", rules::legalize},
+    };
+    return m;
+}
+
+constexpr int kMaxRounds = 64;
+
+}  // namespace
+
+namespace rules {
+std::unique_ptr<Pass> legalize() {
+    return std::make_unique<FnPass>("legalize_layout", [](Graph& g, const Registry& reg) { return legalize_layout(g, reg) > 0; });
+}
+}  // namespace rules
+
+std::unique_ptr<Pass> make_pass(const std::string& name) {
+    auto it = factories().find(name);
+    if (it == factories().end()) throw UnsupportedError("unknown optimizer rule '" + name + "'");
+    return it->second();
+}
+
+std::vector<std::string> pass_names() {
+    std::vector<std::string> n;
+    for (const auto& [k, f] : factories()) n.push_back(k);
+    return n;
+}
+
+Pipeline& Pipeline::add_group(const std::string& name, const std::vector<std::string>& rules) {
+    Group g{name, {}};
+    for (const auto& r : rules) g.rules.push_back(make_pass(r));
+    return add_group(std::move(g));
+}
+
+Pipeline& Pipeline::add_group(Group g) {
+    groups_.push_back(std::move(g));
+    return *this;
+}
+
+void Pipeline::run(Graph& g, const Registry& reg, PipelineReport* report, bool with_memory) const {
+    auto memory = [&](std::size_t& arena, std::size_t& naive) {
+        if (!with_memory) return;
+        auto p = plan_at_batch1(g, reg);
+        arena = p.arena_bytes;
+        naive = p.naive_bytes;
+    };
+    if (report) {
+        report->pipeline = name_;
+        report->steps.clear();
+        report->ops_before = g.operators().size();
+        memory(report->arena_before, report->naive_before);
+    }
+    for (const auto& group : groups_) {
+        std::vector<std::size_t> step_index;
+        if (report)
+            for (const auto& r : group.rules) {
+                step_index.push_back(report->steps.size());
+                report->steps.push_back(PassStep{group.name, r->name(), 0, 0, 0, 0, 0, 0, 0});
+            }
+        bool changed = true;
+        for (int round = 0; changed; ++round) {
+            if (round == kMaxRounds)
+                throw GraphError("optimizer: rule group '" + group.name + "' of pipeline '" + name_ + "' does not settle after " +
+                                 std::to_string(kMaxRounds) + " rounds");
+            changed = false;
+            for (std::size_t i = 0; i < group.rules.size(); ++i) {
+                PassStep* step = report ? &report->steps[step_index[i]] : nullptr;
+                std::size_t ops = g.operators().size(), arena = 0, naive = 0;
+                if (step && step->fired == 0) memory(arena, naive);
+                if (!group.rules[i]->run(g, reg)) continue;
+                changed = true;
+                if (!step) continue;
+                if (step->fired++ == 0) {
+                    step->ops_before = ops;
+                    step->arena_before = arena;
+                    step->naive_before = naive;
+                }
+                step->ops_after = g.operators().size();
+                memory(step->arena_after, step->naive_after);
+            }
+        }
+    }
+    g.validate();
+    if (report) {
+        report->ops_after = g.operators().size();
+        memory(report->arena_after, report->naive_after);
+    }
+}
+
+Pipeline pipeline_for(int level, const std::string& backend) {
+    if (backend != "native" && backend != "graft")
+        throw UnsupportedError("no optimizer pipeline for backend '" + backend + "' (expected native or graft)");
+    if (level < 0 || level > 2) throw UnsupportedError("optimization level " + std::to_string(level) + " (expected 0, 1 or 2)");
+    Pipeline p("O" + std::to_string(level) + "-" + backend);
+    // Both backends run native kernels, so they share the layout rules; a backend with other
+    // layout preferences would get its own "layout" group here.
+    if (level == 0) {
+        p.add_group("layout", {"legalize_layout"});
+        return p;
+    }
+    if (level == 1) {
+        p.add_group("folds", {"remove_noops", "constant_fold", "cse", "dead_ops"});
+        p.add_group("layout", {"legalize_layout", "cancel_transposes", "remove_noops", "constant_fold", "cse", "dead_ops"});
+        return p;
+    }
+    p.add_group("folds", {"remove_noops", "constant_fold", "fold_batchnorm", "fuse_activation", "cse", "dead_ops"});
+    p.add_group("layout", {"legalize_layout", "cancel_transposes", "sink_transposes", "remove_noops", "constant_fold",
+                           "fold_batchnorm", "fuse_activation", "cse", "dead_ops"});
+    return p;
+}
+
+}  // namespace graft::optimize

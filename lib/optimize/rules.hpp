@@ -1,0 +1,70 @@
+// Internal: the built-in rewrite rules (one file each) and what they share.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graft/optimize/passes.hpp"
+
+namespace graft::optimize::rules {
+
+std::unique_ptr<Pass> remove_noops();        // Identity, identity Reshape/Transpose, linear Activation, 1-input Merge
+std::unique_ptr<Pass> constant_fold();       // ops whose inputs are all constants, run on the native kernels
+std::unique_ptr<Pass> fold_batchnorm();      // BatchNormalization into the preceding Linear/Conv weights and bias
+std::unique_ptr<Pass> fuse_activation();     // Activation into its producer's epilogue
+std::unique_ptr<Pass> cancel_transposes();   // Transpose of a Transpose; Transpose to the same order
+std::unique_ptr<Pass> sink_transposes();     // T -> elementwise -> T^-1 becomes the elementwise op alone
+std::unique_ptr<Pass> cse();                 // common subexpression elimination
+std::unique_ptr<Pass> dead_ops();            // ops no graph output depends on
+std::unique_ptr<Pass> legalize();            // legalize_layout as a rule
+
+/// A rule made of a name and a function.
+class FnPass final : public Pass {
+public:
+    using Fn = bool (*)(Graph&, const Registry&);
+    FnPass(std::string name, Fn fn) : name_(std::move(name)), fn_(fn) {}
+    std::string name() const override { return name_; }
+    bool run(Graph& g, const Registry& reg) override { return fn_(g, reg); }
+
+private:
+    std::string name_;
+    Fn fn_;
+};
+
+/// True if `v` is read by `op` only (once or more) and is not a graph output.
+inline bool only_read_by(const Graph& g, const Variable* v, const Operator* op) {
+    if (g.is_output(v)) return false;
+    auto c = g.consumers(v);
+    return c.size() == 1 && c.front() == op;
+}
+
+/// Removes `op`, whose output `y` equals `x`: every reader of y reads x.
+inline void bypass(Graph& g, Operator* op, Variable* y, Variable* x) {
+    g.replace_uses(y, x);
+    g.remove_op(op);
+}
+
+/// A new constant named after `base`.
+inline ConstantVariable* new_constant(Graph& g, const std::string& base, Order order, Shape shape, std::vector<float> data) {
+    return g.add_constant(g.unique_name(base), std::move(order), std::move(shape),
+                          std::make_shared<const std::vector<float>>(std::move(data)));
+}
+
+/// Replaces `op` by an operator of the same type, name, layer, attributes and outputs reading
+/// `inputs` (to add or drop an input). Returns the new operator.
+inline Operator* rebuild(Graph& g, Operator* op, NamedVars inputs, Attributes attrs) {
+    const std::string type = op->type(), name = op->name(), layer = op->layer();
+    NamedVars outputs = op->outputs();
+    g.remove_op(op);
+    Operator* n = g.add_op(type, name, std::move(inputs), std::move(outputs), std::move(attrs));
+    n->set_layer(layer);
+    return n;
+}
+
+inline const ConstantVariable* as_constant(const Variable* v) {
+    return v && v->is_constant() ? static_cast<const ConstantVariable*>(v) : nullptr;
+}
+
+}  // namespace graft::optimize::rules
