@@ -24,6 +24,7 @@ std::unique_ptr<Registry> make_builtin_registry() {
     ops::register_depthwise(*r);
     ops::register_pad(*r);
     ops::register_resize(*r);
+    ops::register_fused_elementwise(*r);
     keras::register_core(*r);
     keras::register_conv(*r);
     keras::register_pooling(*r);

@@ -1,5 +1,6 @@
 // Convolutions: Conv1D (x NTC, w TCN) and Conv2D (x NHWC, w HWCN), Keras kernel layouts,
-// TF padding rules (valid, same, and causal for 1-D), strides, dilation, fused activation.
+// TF padding rules (valid, same, and causal for 1-D), strides, dilation, fused activation, and an
+// optional residual input r (same shape as y) added before the activation (optimize::fuse_residual).
 #include "backend/native/gemm/conv_kernel.hpp"
 #include "ops/op_util.hpp"
 
@@ -48,13 +49,23 @@ native::kern::Conv2DParams conv_geometry(const Operator& op, bool one_d) {
 Outputs infer_conv(const Operator& op, bool one_d) {
     auto p = conv_geometry(op, one_d);
     if (op.attrs().has("activation")) act_params(op, op.attr<std::string>("activation"));
-    if (one_d) return {{"y", {OrderNTC, {p.n, p.ow, p.cout}}}};
-    return {{"y", {OrderNHWC, {p.n, p.oh, p.ow, p.cout}}}};
+    Outputs out;
+    if (one_d)
+        out = {{"y", {OrderNTC, {p.n, p.ow, p.cout}}}};
+    else
+        out = {{"y", {OrderNHWC, {p.n, p.oh, p.ow, p.cout}}}};
+    if (const Variable* r = op.input_or_null("r")) {
+        const TensorType& t = out.front().second;
+        if (r->order() != t.order || r->shape() != t.shape)
+            shape_fail(op, "residual " + r->describe() + " should have the output's order and shape");
+    }
+    return out;
 }
 
 std::optional<Order> order_conv(const std::string& input, bool one_d) {
     if (input == "x") return one_d ? OrderNTC : OrderNHWC;
     if (input == "w") return one_d ? kOrderTCN : OrderHWCN;
+    if (input == "r") return one_d ? OrderNTC : OrderNHWC;
     return OrderC;
 }
 
@@ -65,17 +76,26 @@ std::unique_ptr<native::Kernel> build_conv(native::KernelBuilder& b, bool one_d)
     auto x = b.in("x"), w = b.in("w"), y = b.out("y");
     std::optional<native::Slot> bias;
     if (op.has_input("b")) bias = b.in("b");
+    std::optional<native::Slot> res;
+    if (op.has_input("r")) res = b.in("r");
     const Variable& wv = *op.input("w");
-    if (wv.is_constant()) return native::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, y, act);
+    if (wv.is_constant())
+        return native::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, res, y, act);
+    const std::size_t count = static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout);
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        if (!res) return native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        float* out = c.at(y);
+        const float* r = c.at(*res);
+        native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p, native::kern::ActParams{});
+        for (std::size_t i = 0; i < count; ++i) out[i] += r[i];
+        native::kern::activation(out, out, static_cast<std::int64_t>(count), act);
     });
 }
 
 void add_conv(Registry& r, const char* type, bool one_d, const char* doc) {
     OpSchema s;
     s.type = type;
-    s.inputs = {"x", "w", "b?"};
+    s.inputs = {"x", "w", "b?", "r?"};
     s.infer = [one_d](const Operator& op) { return infer_conv(op, one_d); };
     s.required_order = [one_d](const Operator&, const std::string& i) { return order_conv(i, one_d); };
     s.activation_epilogue = true;

@@ -72,5 +72,6 @@ void register_conv_transpose(Registry& r);
 void register_depthwise(Registry& r);
 void register_pad(Registry& r);
 void register_resize(Registry& r);
+void register_fused_elementwise(Registry& r);  // fused_elementwise.cpp (made by the optimizer)
 
 }  // namespace graft::ops

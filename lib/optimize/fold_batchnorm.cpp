@@ -21,7 +21,7 @@ bool run(Graph& g, const Registry&) {
         Variable* x = bn->input("x");
         Operator* p = x->producer();
         if (!p || !is_weighted(p->type()) || !only_read_by(g, x, bn) || p->outputs().size() != 1) continue;
-        if (p->attr_or<std::string>("activation", "linear") != "linear") continue;
+        if (p->attr_or<std::string>("activation", "linear") != "linear" || p->has_input("r")) continue;
         if (x->order().back() != bn->attrs().get_axis("axis", bn->describe())) continue;
         const auto* w = as_constant(p->input("w"));
         const auto* b = as_constant(p->input_or_null("b"));

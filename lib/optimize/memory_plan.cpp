@@ -1,6 +1,7 @@
 // The memory plan: lifetimes over the topological order, greedy offsets in one arena, with
-// aliasing (reshape-like ops share their input's bytes) and in-place reuse (elementwise ops
-// write over an input nothing reads later).
+// aliasing (reshape-like ops share their input's bytes), in-place reuse (elementwise ops write
+// over an input nothing reads later) and concat elimination (producers write into their slices
+// of a Concat's output, which is then one buffer alive from the first producer on).
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -25,12 +26,64 @@ std::size_t bytes_of(const Variable* v) {
     return aligned(static_cast<std::size_t>(v->numel()) * size_of(v->dtype()));
 }
 
+/// A variable placed inside another one's buffer: an input of an elided Concat in its output.
+struct Slice {
+    const Variable* parent;
+    std::size_t offset;  // bytes from the parent's start
+};
+
+/// Whether `op` is a Concat whose inputs can be written straight into their slices of its output:
+/// every axis before the concat axis has size 1 (each input is one contiguous block of y), and
+/// every input is written by an op that is no alias (it writes its whole output), is read by this
+/// Concat alone and once, and is no graph input, output or constant.
+bool elidable_concat(const Graph& g, const Registry& reg, const Operator& op) {
+    const Variable* y = op.output_or_null("y");
+    if (op.type() != "Concat" || !y || op.outputs().size() != 1 || op.inputs().empty() || y->numel() < 0) return false;
+    const auto ai = y->order().find(op.attrs().get_axis("axis", op.describe()));
+    if (!ai) return false;
+    for (std::size_t i = 0; i < *ai; ++i)
+        if (y->shape()[i] != 1) return false;
+    for (const auto& [n, v] : op.inputs()) {
+        const Operator* p = v->producer();
+        const OpSchema* s = p ? reg.find_op(p->type()) : nullptr;
+        if (!s || s->alias || v->is_constant() || g.is_input(v) || g.is_output(v)) return false;
+        if (v->order() != y->order() || v->dtype() != y->dtype() || v->numel() < 0) return false;
+        std::size_t reads = 0;
+        for (const auto& q : op.inputs()) reads += q.second == v;
+        const auto readers = g.consumers(v);
+        if (reads != 1 || readers.size() != 1 || readers.front() != &op) return false;
+    }
+    return true;
+}
+
 MemoryPlan plan(const Graph& g, const Registry* reg) {
     const auto order = g.topological_order();
     const std::size_t end = order.size() + 1;
     std::unordered_map<const Variable*, std::size_t> group;  // variable -> block index
     std::vector<Block> blocks;
+    std::unordered_map<const Variable*, std::size_t> sub;  // bytes into the block (slices)
     MemoryPlan plan;
+
+    std::unordered_map<const Variable*, Slice> slice;
+    if (reg)
+        for (const Operator* op : order) {
+            if (!elidable_concat(g, *reg, *op)) continue;
+            std::size_t at = 0;
+            for (const auto& [n, v] : op->inputs()) {
+                slice[v] = {op->output("y"), at};
+                at += static_cast<std::size_t>(v->numel()) * size_of(v->dtype());
+            }
+            plan.elided.push_back(op);
+        }
+    // The outermost buffer a variable is placed in, and where in it.
+    auto resolve = [&](const Variable* v) {
+        std::size_t off = 0;
+        for (auto it = slice.find(v); it != slice.end(); it = slice.find(v)) {
+            off += it->second.offset;
+            v = it->second.parent;
+        }
+        return std::make_pair(v, off);
+    };
 
     // The last op index reading each variable (end for graph outputs).
     std::unordered_map<const Variable*, std::size_t> last_read;
@@ -43,9 +96,17 @@ MemoryPlan plan(const Graph& g, const Registry* reg) {
         return it == last_read.end() ? def : std::max(def, it->second);
     };
     auto new_block = [&](const Variable* v, std::size_t def) {
-        group[v] = blocks.size();
-        blocks.push_back({bytes_of(v), def, read_until(v, def), 0});
-        plan.naive_bytes += blocks.back().size;
+        plan.naive_bytes += bytes_of(v);
+        const auto [root, off] = resolve(v);
+        if (!group.count(root)) {  // a slice's outer buffer starts with the first slice written
+            group[root] = blocks.size();
+            blocks.push_back({bytes_of(root), def, read_until(root, def), 0});
+        }
+        Block& b = blocks[group.at(root)];
+        b.first = std::min(b.first, def);
+        b.last = std::max(b.last, read_until(v, def));
+        group[v] = group.at(root);
+        if (off) sub[v] = off;
     };
     for (const Variable* v : g.inputs()) new_block(v, 0);
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -55,7 +116,8 @@ MemoryPlan plan(const Graph& g, const Registry* reg) {
         const Variable* x = nullptr;
         if (s && y && (s->alias || s->inplace) && !op->inputs().empty()) x = op->inputs().front().second;
         bool shared = false;
-        if (x && !x->is_constant() && group.count(x) && bytes_of(x) == bytes_of(y) && x->dtype() == y->dtype()) {
+        if (x && !x->is_constant() && group.count(x) && !slice.count(y) && !slice.count(x) && bytes_of(x) == bytes_of(y) &&
+            x->dtype() == y->dtype()) {
             Block& b = blocks[group.at(x)];
             if (s->alias) {
                 // y is x's bytes: one buffer, live as long as either is read.
@@ -103,7 +165,10 @@ MemoryPlan plan(const Graph& g, const Registry* reg) {
         plan.arena_bytes = std::max(plan.arena_bytes, off + b.size);
         placed.push_back(bi);
     }
-    for (const auto& [v, gi] : group) plan.offset[v] = blocks[gi].offset;
+    for (const auto& [v, gi] : group) {
+        auto it = sub.find(v);
+        plan.offset[v] = blocks[gi].offset + (it == sub.end() ? 0 : it->second);
+    }
     return plan;
 }
 
@@ -123,6 +188,7 @@ MemoryPlan plan_at_batch1(const Graph& g, const Registry& reg) {
     infer_shapes(c, reg);
     MemoryPlan p = plan_memory(c, reg);
     p.offset.clear();  // keys point into the copy
+    p.elided.clear();
     return p;
 }
 

@@ -17,6 +17,8 @@ const std::map<std::string, Factory>& factories() {
         {"constant_fold", rules::constant_fold},
         {"fold_batchnorm", rules::fold_batchnorm},
         {"fuse_activation", rules::fuse_activation},
+        {"fuse_elementwise", rules::fuse_elementwise},
+        {"fuse_residual", rules::fuse_residual},
         {"cancel_transposes", rules::cancel_transposes},
         {"sink_transposes", rules::sink_transposes},
         {"cse", rules::cse},
@@ -110,12 +112,12 @@ void Pipeline::run(Graph& g, const Registry& reg, PipelineReport* report, bool w
 }
 
 Pipeline pipeline_for(int level, const std::string& backend) {
-    if (backend != "native" && backend != "graft")
-        throw UnsupportedError("no optimizer pipeline for backend '" + backend + "' (expected native or graft)");
+    if (backend != "native" && backend != "graft" && backend != "cpp")
+        throw UnsupportedError("no optimizer pipeline for backend '" + backend + "' (expected native, cpp or graft)");
     if (level < 0 || level > 2) throw UnsupportedError("optimization level " + std::to_string(level) + " (expected 0, 1 or 2)");
     Pipeline p("O" + std::to_string(level) + "-" + backend);
-    // Both backends run native kernels, so they share the layout rules; a backend with other
-    // layout preferences would get its own "layout" group here.
+    // The three backends run native kernels (cpp: the same kernels, generated), so they share the
+    // layout rules; a backend with other layout preferences would get its own "layout" group here.
     if (level == 0) {
         p.add_group("layout", {"legalize_layout"});
         return p;
@@ -125,9 +127,11 @@ Pipeline pipeline_for(int level, const std::string& backend) {
         p.add_group("layout", {"legalize_layout", "cancel_transposes", "remove_noops", "constant_fold", "cse", "dead_ops"});
         return p;
     }
-    p.add_group("folds", {"remove_noops", "constant_fold", "fold_batchnorm", "fuse_activation", "cse", "dead_ops"});
+    p.add_group("folds", {"remove_noops", "constant_fold", "fold_batchnorm", "fuse_residual", "fuse_activation", "cse", "dead_ops"});
     p.add_group("layout", {"legalize_layout", "cancel_transposes", "sink_transposes", "remove_noops", "constant_fold",
-                           "fold_batchnorm", "fuse_activation", "cse", "dead_ops"});
+                           "fold_batchnorm", "fuse_residual", "fuse_activation", "cse", "dead_ops"});
+    // Last: elementwise chains fuse only once every epilogue fusion above has had its turn.
+    p.add_group("fusion", {"fuse_elementwise"});
     return p;
 }
 

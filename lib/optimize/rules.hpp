@@ -14,6 +14,8 @@ std::unique_ptr<Pass> remove_noops();        // Identity, identity Reshape/Trans
 std::unique_ptr<Pass> constant_fold();       // ops whose inputs are all constants, run on the native kernels
 std::unique_ptr<Pass> fold_batchnorm();      // BatchNormalization into the preceding Linear/Conv weights and bias
 std::unique_ptr<Pass> fuse_activation();     // Activation into its producer's epilogue
+std::unique_ptr<Pass> fuse_elementwise();    // chains of elementwise ops into one FusedElementwise
+std::unique_ptr<Pass> fuse_residual();       // Add(conv(x), r) into the conv's residual input
 std::unique_ptr<Pass> cancel_transposes();   // Transpose of a Transpose; Transpose to the same order
 std::unique_ptr<Pass> sink_transposes();     // T -> elementwise -> T^-1 becomes the elementwise op alone
 std::unique_ptr<Pass> cse();                 // common subexpression elimination

@@ -193,6 +193,39 @@ TEST_CASE("descriptor: attributes of every type round-trip exactly, non-finite f
     }
 }
 
+TEST_CASE("descriptor: a missing plugin is named once, with its file", "[descriptor][errors]") {
+    auto reg = make_builtin_registry();
+    graft::load_plugin((fs::path(GRAFT_PLUGIN_DIR) / "libgraft_channel_swish.so").string(), *reg);
+    LoadOptions o;
+    o.registry = reg.get();
+    const Model m = load(graft_test::source_path("tests/fixtures/keras/custom_channel_swish/model.h5").string(), o);
+    TempDir tmp;
+    descriptor::write(m.graph(), *reg, (tmp / "d").string());
+    auto plain = make_builtin_registry();
+    auto message = [&](const fs::path& dir) -> std::string {
+        try {
+            descriptor::read(dir.string(), *plain);
+        } catch (const descriptor::UnknownOpError& e) {
+            CHECK(e.op_type() == "ChannelSwish");
+            return e.plugin() + " | " + e.what();
+        }
+        FAIL("read a graph with an unknown op type");
+        return "";
+    };
+    const std::string loaded = message(tmp / "d");
+    CHECK_THAT(loaded, Catch::StartsWith("channel_swish | ") &&
+                           Catch::Contains("it comes from plugin 'channel_swish' (libgraft_channel_swish.so): load it (--plugin)"));
+    // A registry filled without the plugin loader records the owner's name, which already says
+    // "plugin '...'": it is not wrapped again.
+    edit_json(tmp / "d", [](auto& d) {
+        d["plugins"][0]["name"].SetString("plugin 'channel_swish' (/x/libgraft_channel_swish.so)", d.GetAllocator());
+        d["plugins"][0].RemoveMember("file");
+    });
+    const std::string owner = message(tmp / "d");
+    CHECK_THAT(owner, Catch::Contains("it comes from plugin 'channel_swish' (/x/libgraft_channel_swish.so): load it"));
+    CHECK_THAT(loaded + owner, !Catch::Contains("plugin 'plugin"));
+}
+
 TEST_CASE("descriptor: damage is refused with a typed error", "[descriptor][errors]") {
     auto reg = make_builtin_registry();
     LoadOptions o;

@@ -336,7 +336,7 @@ TEST_CASE("passes: dead_ops removes what no output needs", "[passes]") {
 
 TEST_CASE("passes: pipelines per level and backend", "[passes]") {
     for (int level : {0, 1, 2})
-        for (const char* backend : {"native", "graft"}) {
+        for (const char* backend : {"native", "graft", "cpp"}) {
             auto p = optimize::pipeline_for(level, backend);
             bool legalizes = false;
             for (const auto& g : p.groups())

@@ -2,8 +2,9 @@
 //
 // A rule is a Graph -> Graph rewrite that says whether it changed anything. Rules are grouped;
 // a group runs its rules in turn until none fires (a fixpoint). A Pipeline is the list of groups
-// for one optimization level and one backend (pipeline_for). Every pipeline ends with
-// legalize_layout, so whatever it returns is ready for a backend.
+// for one optimization level and one backend (pipeline_for). Every pipeline runs legalize_layout
+// last or before rules that keep layouts legal (fuse_elementwise), so whatever it returns is
+// ready for a backend.
 #pragma once
 
 #include <cstddef>
@@ -31,13 +32,19 @@ struct MemoryPlan {
     std::size_t naive_bytes = 0;  ///< what one buffer per variable would take
     std::size_t inplace = 0;      ///< outputs written over their input (elementwise ops)
     std::size_t aliased = 0;      ///< outputs that are their input's bytes (reshape, identity)
+    /// Concats the plan does the work of: each input is written by its producer straight into its
+    /// slice of the output (the backend runs no kernel for them).
+    std::vector<const Operator*> elided;
 };
 
 /// Lifetime analysis over the topological order, then greedy placement (largest first, lowest
 /// offset that does not collide with a block alive at the same time), 64-byte aligned.
 /// With `reuse` (the default), an output of an op whose schema has `alias` shares its input's
-/// buffer, and an output of an op whose schema has `inplace` takes over its first input's buffer
-/// when that input is read by nothing later (and is not a graph output).
+/// buffer, an output of an op whose schema has `inplace` takes over its first input's buffer
+/// when that input is read by nothing later (and is not a graph output), and a Concat whose
+/// inputs are each one contiguous block of its output (every axis before the concat axis has
+/// size 1 at these shapes) and are written by ops (no alias, graph input or constant) for it
+/// alone gets its inputs placed in their slices of the output (MemoryPlan::elided).
 GRAFT_API MemoryPlan plan_memory(const Graph& g, const Registry& reg, bool reuse = true);
 /// The plan without in-place reuse or aliasing (no registry needed).
 GRAFT_API MemoryPlan plan_memory(const Graph& g);
@@ -105,9 +112,10 @@ private:
 };
 
 /// The pipeline for an optimization level (0: layout legalization only; 1: safe folds - no-op
-/// removal, constant folding, CSE, dead ops, transpose cancelling; 2: everything) and a backend
-/// ("native", or "graft" for the descriptor, which the native backend runs). UnsupportedError for
-/// an unknown backend or a level outside 0..2.
+/// removal, constant folding, CSE, dead ops, transpose cancelling; 2: everything, elementwise
+/// fusion last) and a backend ("native"; "cpp" for generated C++; "graft" for the descriptor, which
+/// the native backend runs; all three share the rules for now). UnsupportedError for an unknown
+/// backend or a level outside 0..2.
 GRAFT_API Pipeline pipeline_for(int level, const std::string& backend = "native");
 
 }  // namespace graft::optimize

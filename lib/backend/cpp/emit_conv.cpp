@@ -35,7 +35,9 @@ void emit_conv(EmitContext& ctx, bool one_d) {
     const i64 K = kh * kw * cin;
     use(ctx, "conv2d");
     const std::string wp = packed_weight(ctx, "w", K, cout);
-    const std::string act = act_expr(ctx, fused_act(op));
+    // With a residual input the activation comes after the add, so the product runs linear.
+    const bool residual = op.has_input("r");
+    const std::string act = act_expr(ctx, residual ? "linear" : fused_act(op));
     const bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && pad_top == 0 && pad_left == 0 && oh == h && ow == wd;
     // im2col of enough output rows for tall products (>= 48 rows of A), within 4 MB of scratch;
     // the native kernels group taps into k blocks the same way.
@@ -52,6 +54,12 @@ void emit_conv(EmitContext& ctx, bool one_d) {
                  {"block_rows: output rows per product (im2col in work)", csv({block_rows})}});
     ctx.line("graft_rt::conv2d_nhwc({}, {}, {}, {}, p, {}, {});", ctx.input("x"), wp, input_or_null(ctx, "b"), ctx.output("y"),
              act, work);
+    if (!residual) return;
+    use(ctx, "merge");
+    ctx.constant_i64("n_out", y.numel(), "output elements");
+    ctx.comment("residual r (fused Add), then the activation");
+    ctx.line("graft_rt::merge2(graft_rt::MergeOp::add, {}, {}, {}, n_out);", ctx.output("y"), ctx.input("r"), ctx.output("y"));
+    ctx.line("graft_rt::activation({}, {}, n_out, {});", ctx.output("y"), ctx.output("y"), act_expr(ctx, fused_act(op)));
 }
 
 void emit_conv3d(EmitContext& ctx) {

@@ -83,9 +83,11 @@ std::string attr_text(const AttrValue& v) {
             return o + "]";
         }
         std::string operator()(const std::vector<std::string>& l) const {
+            // axis names (an order) read as "NHWC"; other strings as a list
+            const bool axes = std::all_of(l.begin(), l.end(), [](const std::string& s) { return s.size() == 1; });
             std::string o;
-            for (const auto& s : l) o += s;
-            return o;
+            for (const auto& s : l) o += axes ? s : (o.empty() ? "" : ", ") + ("'" + s + "'");
+            return axes ? o : "[" + o + "]";
         }
     };
     return std::visit(V{}, v);
@@ -151,8 +153,8 @@ void Generator::add_support(const std::string& key, const std::string& source, c
 
 void Generator::prepare(Graph graph) {
     graph.validate();
-    // The generated kernels use the native backend's layouts, so the native pipeline fits.
-    optimize::pipeline_for(options_.opt_level, "native").run(graph, reg_);
+    // The generated kernels use the native backend's layouts (pipeline_for gives cpp its rules).
+    optimize::pipeline_for(options_.opt_level, "cpp").run(graph, reg_);
     if (options_.batch < 1) throw ShapeError("the batch size must be at least 1, got " + std::to_string(options_.batch));
     for (Variable* v : graph.inputs()) {
         Shape s = v->shape();

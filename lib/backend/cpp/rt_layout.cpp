@@ -38,9 +38,14 @@ inline void transpose(const float* x, float* y, const i64* in_shape, const int* 
 )graft"});
 
     s.push_back({"concat", {"core"}, R"graft(
-/// Appends the block [outer, len, inner] of x to y [outer, total, inner] at position `at` of the middle axis.
+/// Appends the block [outer, len, inner] of x to y [outer, total, inner] at position `at` of the middle axis
+/// (nothing to do when the memory plan placed x there already).
 inline void concat_part(const float* x, float* y, i64 outer, i64 len, i64 inner, i64 total, i64 at) {
-    for (i64 o = 0; o < outer; ++o) std::memcpy(y + (o * total + at) * inner, x + o * len * inner, bytes(len * inner));
+    for (i64 o = 0; o < outer; ++o) {
+        float* dst = y + (o * total + at) * inner;
+        const float* src = x + o * len * inner;
+        if (dst != src) std::memcpy(dst, src, bytes(len * inner));
+    }
 }
 )graft"});
 

@@ -26,6 +26,10 @@ void use(EmitContext& ctx, const std::string& key) {
 }
 
 std::string act_expr(EmitContext& ctx, const std::string& fn) {
+    return act_literal(ctx, ops::act_params(ctx.op(), fn));  // UnsupportedError for an unknown name
+}
+
+std::string act_literal(EmitContext& ctx, const native::kern::ActParams& p) {
     using native::kern::Act;
     static const std::map<Act, const char*> names = {
         {Act::linear, "linear"},         {Act::relu, "relu"},
@@ -38,7 +42,6 @@ std::string act_expr(EmitContext& ctx, const std::string& fn) {
         {Act::leaky_relu, "leaky_relu"}, {Act::thresholded_relu, "thresholded_relu"},
         {Act::relu_general, "relu_general"},
     };
-    const auto p = ops::act_params(ctx.op(), fn);  // UnsupportedError for an unknown name
     use(ctx, "act");
     return format("graft_rt::ActParams{graft_rt::Act::{}, {}, {}, {}}", names.at(p.kind), p.alpha, p.max_value, p.threshold);
 }
@@ -87,6 +90,7 @@ void register_builtin_emitters(Registry& r) {
     register_norm_emitters(r);
     register_embedding_emitters(r);
     register_sequence_emitters(r);
+    register_fused_emitters(r);
 }
 
 }  // namespace graft::cpp

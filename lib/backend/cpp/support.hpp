@@ -34,6 +34,8 @@ void use(EmitContext& ctx, const std::string& key);
 /// `graft_rt::ActParams{graft_rt::Act::relu, 0.f, -1.f, 0.f}` for activation name `fn` with the
 /// op's alpha / max_value / threshold attributes; asks for the "act" section.
 std::string act_expr(EmitContext& ctx, const std::string& fn);
+/// The same for resolved activation parameters.
+std::string act_literal(EmitContext& ctx, const native::kern::ActParams& p);
 /// The op's fused activation (attribute "activation", default linear).
 inline std::string fused_act(const Operator& op) { return op.attr_or<std::string>("activation", "linear"); }
 
@@ -68,5 +70,6 @@ void register_shape_emitters(Registry& r);
 void register_norm_emitters(Registry& r);
 void register_embedding_emitters(Registry& r);
 void register_sequence_emitters(Registry& r);
+void register_fused_emitters(Registry& r);  // emit_fused.cpp
 
 }  // namespace graft::cpp

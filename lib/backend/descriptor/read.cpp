@@ -196,13 +196,20 @@ Graph read(const std::string& dir, const Registry& reg) {
         throw ChecksumError(bin_path + ": CRC-32 is " + std::to_string(crc) + ", " + json_path + " records " +
                             std::to_string(want_crc) + " (the file is corrupt or belongs to another graph.json)");
 
-    // Which plugin provides which op type (for the error when one is missing).
-    std::map<std::string, std::string> plugin_of;
+    // Which plugin provides which op type (for the error when one is missing): its name, and the
+    // words naming it, "plugin 'channel_swish' (libgraft_channel_swish.so)". A registry filled
+    // without the plugin loader records its handlers' owner name, which may read "plugin '...'"
+    // already: it is not wrapped twice.
+    struct Provider {
+        std::string name, label;
+    };
+    std::map<std::string, Provider> plugin_of;
     for (const auto& p : r.array(doc, "plugins", "top level").GetArray()) {
-        std::string name = r.str(p, "name", "plugins");
-        if (p.IsObject() && p.HasMember("file") && p["file"].IsString()) name += " (" + std::string(p["file"].GetString()) + ")";
-        for (const auto& t : r.strings(r.member(p, "op_types", "plugin '" + name + "'"), "plugin '" + name + "'"))
-            plugin_of[t] = name;
+        const std::string name = r.str(p, "name", "plugins");
+        std::string label = name.rfind("plugin '", 0) == 0 ? name : "plugin '" + name + "'";
+        const std::string where = label;
+        if (p.IsObject() && p.HasMember("file") && p["file"].IsString()) label += " (" + std::string(p["file"].GetString()) + ")";
+        for (const auto& t : r.strings(r.member(p, "op_types", where), where)) plugin_of[t] = {name, label};
     }
 
     Graph g;
@@ -279,11 +286,11 @@ Graph read(const std::string& dir, const Registry& reg) {
         const std::string where = type + " '" + name + "'";
         if (!reg.find_op(type)) {
             auto it = plugin_of.find(type);
-            const std::string plugin = it == plugin_of.end() ? "" : it->second;
+            const bool known = it != plugin_of.end();
             throw UnknownOpError(json_path + ": " + where + ": unknown op type '" + type + "'" +
-                                     (plugin.empty() ? " (no plugin is recorded for it)"
-                                                     : "; it comes from plugin '" + plugin + "': load it (--plugin)"),
-                                 type, plugin);
+                                     (known ? "; it comes from " + it->second.label + ": load it (--plugin)"
+                                            : std::string(" (no plugin is recorded for it)")),
+                                 type, known ? it->second.name : "");
         }
         NamedVars ins, outs;
         std::set<std::string> seen;

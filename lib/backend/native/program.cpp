@@ -1,6 +1,7 @@
 #include "backend/native/program.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace graft::native {
 
@@ -53,7 +54,12 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
     p->plan_ = optimize::plan_memory(graph, reg);  // with in-place reuse and aliasing
     const std::size_t ws_offset = (p->plan_.arena_bytes + kAlign - 1) / kAlign * kAlign;
     std::size_t ws_floats = 0;
+    const std::set<const Operator*> elided(p->plan_.elided.begin(), p->plan_.elided.end());
     for (const Operator* op : graph.topological_order()) {
+        if (elided.count(op)) {  // a Concat whose inputs were written into their slices of y
+            ++p->elided_;
+            continue;
+        }
         const auto* gen = reg.find_native_generator(op->type());
         if (!gen)
             throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +

@@ -23,6 +23,9 @@ public:
     const std::vector<Slot>& outputs() const noexcept { return outputs_; }
     const std::vector<Shape>& input_shapes() const noexcept { return input_shapes_; }
     const std::vector<Shape>& output_shapes() const noexcept { return output_shapes_; }
+    /// Kernels the program runs, and operators it needs none for (the memory plan's elided Concats).
+    std::size_t kernel_count() const noexcept { return kernels_.size(); }
+    std::size_t elided() const noexcept { return elided_; }
 
     /// Runs every kernel on `arena` (at least arena_bytes(), 64-byte aligned), splitting the
     /// kernels' work over `pool` when given.
@@ -39,6 +42,7 @@ private:
     std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
     optimize::MemoryPlan plan_;
     std::size_t arena_bytes_ = 0;
+    std::size_t elided_ = 0;
     std::vector<Slot> inputs_, outputs_;
     std::vector<Shape> input_shapes_, output_shapes_;
 };

@@ -5,7 +5,8 @@
 namespace graft::native::gemm {
 
 std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
-                                           Slot x, std::optional<Slot> bias, Slot y, const kern::ActParams& act) {
+                                           Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
+                                           const kern::ActParams& act) {
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
     BMatrix wm;
     wm.data = b.keep(std::make_shared<const std::vector<float>>(pack_b(w.data(), N, K, N)));
@@ -13,6 +14,10 @@ std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DP
     return make_kernel([=](const RunContext& c) {
         Epilogue e;
         e.bias = bias ? c.at(*bias) : nullptr;
+        if (residual) {
+            e.residual = c.at(*residual);
+            e.ldr = p.cout;
+        }
         e.act = &act;
         conv2d(p, c.at(x), wm, c.at(y), e, c.pool);
     });

@@ -1,6 +1,6 @@
 // The native kernel for a 2-D convolution with constant weights: weights prepacked at compile
-// time, then Winograd F(4x4,3x3) for 3x3 stride-1 convolutions where it pays, else the
-// implicit GEMM over NHWC (no im2col buffer).
+// time, then the implicit GEMM over NHWC (no im2col buffer). `residual` (same shape as y) is added before the
+// activation.
 #pragma once
 
 #include <memory>
@@ -13,6 +13,7 @@
 namespace graft::native::gemm {
 
 std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
-                                           Slot x, std::optional<Slot> bias, Slot y, const kern::ActParams& act);
+                                           Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
+                                           const kern::ActParams& act);
 
 }  // namespace graft::native::gemm

@@ -1,0 +1,295 @@
+// FusedElementwise (see fused_elementwise.hpp): the program's encoding, its checks, the op schema
+// and the native generator (lib/backend/native/kernels/fused.cpp evaluates the program block by
+// block; large tensors are split over the session's thread pool).
+#include "ops/fused_elementwise.hpp"
+
+#include <algorithm>
+
+#include "backend/native/threadpool.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops::fused {
+
+namespace kern = native::kern;
+
+namespace {
+
+using i64 = std::int64_t;
+
+const std::pair<const char*, kern::FusedCode> kCodes[] = {
+    {"add", kern::FusedCode::add}, {"sub", kern::FusedCode::sub},     {"mul", kern::FusedCode::mul},
+    {"max", kern::FusedCode::max}, {"min", kern::FusedCode::min},     {"prelu", kern::FusedCode::prelu},
+    {"div", kern::FusedCode::div}, {"act", kern::FusedCode::act},
+};
+
+const kern::FusedCode* find_code(const std::string& c) {
+    for (const auto& [n, k] : kCodes)
+        if (c == n) return &k;
+    return nullptr;
+}
+
+bool is_binary(kern::FusedCode c) { return c != kern::FusedCode::div && c != kern::FusedCode::act; }
+
+[[noreturn]] void bad(const Operator& op, const std::string& msg) { throw GraphError(op.describe() + ": " + msg); }
+
+/// The axes of a broadcast spec ("A,B"); empty for "*".
+std::vector<Axis> spec_axes(const std::string& spec) {
+    std::vector<Axis> out;
+    if (spec == "*") return out;
+    std::size_t start = 0;
+    while (start <= spec.size()) {
+        auto end = spec.find(',', start);
+        if (end == std::string::npos) end = spec.size();
+        out.emplace_back(spec.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+struct Geometry {
+    i64 len = 1, inner = 1;  // inner is kDynamic when an axis after the broadcast ones is
+};
+
+/// Where a broadcast input's values go in y (order o, shape s); ShapeError naming the op.
+Geometry geometry(const Operator& op, const std::string& port, const std::string& spec, const Order& o, const Shape& s) {
+    Geometry g;
+    const auto axes = spec_axes(spec);
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+        const auto pos = o.find(axes[k]);
+        if (!pos) shape_fail(op, "input '" + port + "' broadcasts along axis " + axes[k].name() + ", which y (" + o.str() + ") does not have");
+        if (k > 0 && *pos != next)
+            shape_fail(op, "input '" + port + "' broadcasts along axes " + spec + ", which are not adjacent in that order in y (" + o.str() + ")");
+        if (s[*pos] == kDynamic) shape_fail(op, "input '" + port + "' broadcasts along axis " + axes[k].name() + ", which has no fixed size");
+        g.len *= s[*pos];
+        next = *pos + 1;
+    }
+    if (!axes.empty())
+        for (std::size_t i = next; i < s.size(); ++i) g.inner = (g.inner == kDynamic || s[i] == kDynamic) ? kDynamic : g.inner * s[i];
+    return g;
+}
+
+kern::ActParams act_of(const Operator& op, const Step& s) {
+    Attributes a;
+    a.set("activation", s.fn);
+    a.set("alpha", s.params[0]);
+    a.set("max_value", s.params[1]);
+    a.set("threshold", s.params[2]);
+    const Operator probe(op.type(), op.name(), {}, std::move(a));
+    return act_params(probe, s.fn);
+}
+
+Outputs infer(const Operator& op) {
+    const Program p = decode(op);
+    const auto& ins = op.inputs();
+    if (ins.size() != p.bcast.size())
+        shape_fail(op, "has " + std::to_string(ins.size()) + " inputs but bcast describes " + std::to_string(p.bcast.size()));
+    const int buffers = buffers_needed(p);
+    if (buffers > kern::kFusedMaxBuffers)
+        throw UnsupportedError(op.describe() + ": the program needs " + std::to_string(buffers) + " block buffers (at most " +
+                               std::to_string(kern::kFusedMaxBuffers) + ")");
+    if (!p.bcast[0].empty())
+        shape_fail(op, "input x0 should have the output's shape (bcast '', the input y may overwrite), not bcast '" + p.bcast[0] + "'");
+    const Variable& y = *ins[0].second;
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+        const auto& [port, v] = ins[i];
+        if (v->dtype() != DType::float32) shape_fail(op, "input '" + port + "' " + v->describe() + " is not float32");
+        if (!p.bcast[i].empty()) {
+            const Geometry g = geometry(op, port, p.bcast[i], y.order(), y.shape());
+            if (v->numel() != g.len)
+                shape_fail(op, "input '" + port + "' " + v->describe() + " should hold " + std::to_string(g.len) +
+                                   " values (bcast '" + p.bcast[i] + "' of y " + y.describe() + ")");
+            continue;
+        }
+        bool ok = v->order().same_axes(y.order());
+        if (ok) {
+            const auto s = v->shape_in(y.order());
+            for (std::size_t k = 0; k < s.size(); ++k)
+                ok = ok && (s[k] == y.shape()[k] || s[k] == kDynamic || y.shape()[k] == kDynamic);
+        }
+        if (!ok) shape_fail(op, "input '" + port + "' " + v->describe() + " does not match " + y.describe() + " (bcast '')");
+    }
+    return {{"y", {y.order(), y.shape()}}};
+}
+
+std::optional<Order> required_order(const Operator& op, const std::string& input) {
+    const Program p = decode(op);
+    const auto& ins = op.inputs();
+    for (std::size_t i = 0; i < ins.size() && i < p.bcast.size(); ++i)
+        if (ins[i].first == input) {
+            if (!p.bcast[i].empty()) return std::nullopt;
+            return ins[0].second->order();
+        }
+    return std::nullopt;
+}
+
+class FusedKernel final : public native::Kernel {
+public:
+    FusedKernel(kern::FusedProgram p, std::vector<native::Slot> xs, native::Slot y, i64 n)
+        : p_(std::move(p)), xs_(std::move(xs)), y_(y), n_(n) {}
+
+    void run(const native::RunContext& c) const override {
+        Job j{&p_, {}, c.at(y_), n_, 0};
+        for (std::size_t i = 0; i < xs_.size(); ++i) j.xs[i] = c.at(xs_[i]);
+        const int threads = native::pool_size(c.pool);
+        constexpr i64 kParallelMin = i64{1} << 15;  // below this, one thread is faster
+        if (threads <= 1 || n_ < kParallelMin) {
+            kern::fused_eval(p_, j.xs, j.y, 0, n_);
+            return;
+        }
+        const i64 blocks = (n_ + kern::kFusedBlock - 1) / kern::kFusedBlock;
+        const i64 tasks = std::min<i64>(blocks, 4 * threads);
+        j.chunk = (blocks + tasks - 1) / tasks * kern::kFusedBlock;
+        const Job* jp = &j;  // one pointer: the std::function keeps it without allocating
+        native::parallel_for(c.pool, (n_ + j.chunk - 1) / j.chunk, [jp](i64 t) {
+            kern::fused_eval(*jp->p, jp->xs, jp->y, t * jp->chunk, std::min(jp->n, (t + 1) * jp->chunk));
+        });
+    }
+
+private:
+    struct Job {
+        const kern::FusedProgram* p;
+        const float* xs[kern::kFusedMaxInputs];
+        float* y;
+        i64 n, chunk;
+    };
+    kern::FusedProgram p_;
+    std::vector<native::Slot> xs_;
+    native::Slot y_;
+    i64 n_;
+};
+
+std::unique_ptr<native::Kernel> build(native::KernelBuilder& b) {
+    const Operator& op = b.op();
+    kern::FusedProgram p = compile(op);
+    std::vector<native::Slot> xs;
+    for (const auto& [n, v] : op.inputs()) xs.push_back(b.slot(v));
+    return std::make_unique<FusedKernel>(std::move(p), std::move(xs), b.out("y"), op.output("y")->numel());
+}
+
+}  // namespace
+
+Attributes encode(const Program& p) {
+    Attributes a;
+    std::vector<std::string> steps, fns;
+    std::vector<std::int64_t> args;
+    std::vector<double> params;
+    for (const Step& s : p.steps) {
+        steps.push_back(s.code);
+        fns.push_back(s.fn);
+        args.push_back(s.a);
+        args.push_back(s.b);
+        params.insert(params.end(), s.params.begin(), s.params.end());
+    }
+    a.set("bcast", p.bcast);
+    a.set("steps", std::move(steps));
+    a.set("args", std::move(args));
+    a.set("fns", std::move(fns));
+    a.set("params", std::move(params));
+    return a;
+}
+
+Program decode(const Operator& op) {
+    Program p;
+    p.bcast = op.attr<std::vector<std::string>>("bcast");
+    const auto steps = op.attr<std::vector<std::string>>("steps");
+    const auto args = op.attr<std::vector<std::int64_t>>("args");
+    const auto fns = op.attr<std::vector<std::string>>("fns");
+    const auto params = op.attr<std::vector<double>>("params");
+    const std::size_t n = steps.size();
+    if (n == 0 || n > static_cast<std::size_t>(kern::kFusedMaxSteps))
+        bad(op, std::to_string(n) + " steps (expected 1 to " + std::to_string(kern::kFusedMaxSteps) + ")");
+    if (p.bcast.empty() || p.bcast.size() > static_cast<std::size_t>(kern::kFusedMaxInputs))
+        bad(op, std::to_string(p.bcast.size()) + " inputs in bcast (expected 1 to " + std::to_string(kern::kFusedMaxInputs) + ")");
+    if (args.size() != 2 * n || fns.size() != n || params.size() != 3 * n)
+        bad(op, "attributes args, fns and params should hold 2, 1 and 3 entries per step (" + std::to_string(n) + " steps)");
+    const auto n_in = static_cast<std::int64_t>(p.bcast.size());
+    for (std::size_t s = 0; s < n; ++s) {
+        Step st;
+        st.code = steps[s];
+        st.a = args[2 * s];
+        st.b = args[2 * s + 1];
+        st.fn = fns[s];
+        st.params = {params[3 * s], params[3 * s + 1], params[3 * s + 2]};
+        const kern::FusedCode* code = find_code(st.code);
+        if (!code) bad(op, "step " + std::to_string(s) + ": unknown opcode '" + st.code + "'");
+        const std::int64_t limit = n_in + static_cast<std::int64_t>(s);  // inputs and earlier steps
+        const std::string where = "step " + std::to_string(s) + " (" + st.code + ")";
+        if (st.a < 0 || st.a >= limit) bad(op, where + ": operand " + std::to_string(st.a) + " is not an input or an earlier step");
+        if (is_binary(*code) ? (st.b < 0 || st.b >= limit) : st.b != -1)
+            bad(op, where + ": second operand " + std::to_string(st.b) + (is_binary(*code) ? " is not an input or an earlier step" : " should be -1"));
+        if (*code == kern::FusedCode::act ? !is_known_activation(st.fn) : !st.fn.empty())
+            bad(op, where + ": activation name '" + st.fn + "'" + (*code == kern::FusedCode::act ? " is unknown" : " on a step that is no act"));
+        p.steps.push_back(std::move(st));
+    }
+    return p;
+}
+
+int buffers_needed(const Program& p) {
+    kern::FusedProgram k;
+    for (const auto& b : p.bcast) {
+        kern::FusedOperand o;
+        o.broadcast = !b.empty();
+        k.inputs.push_back(o);
+    }
+    for (const auto& s : p.steps) {
+        kern::FusedStep st;
+        st.a = static_cast<int>(s.a);
+        st.b = static_cast<int>(s.b);
+        k.steps.push_back(st);
+    }
+    return kern::fused_allocate(k);
+}
+
+kern::FusedProgram compile(const Operator& op) {
+    const Program p = decode(op);
+    const Variable& y = *op.output("y");
+    const auto& ins = op.inputs();
+    if (ins.size() != p.bcast.size()) shape_fail(op, "the inputs do not match attribute bcast");
+    kern::FusedProgram k;
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+        kern::FusedOperand o;
+        const Variable& v = *ins[i].second;
+        if (p.bcast[i].empty()) {
+            if (v.numel() != y.numel()) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not match y " + y.describe());
+        } else {
+            const Geometry g = geometry(op, ins[i].first, p.bcast[i], y.order(), y.shape());
+            if (v.numel() != g.len || g.inner == kDynamic) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not fit bcast '" + p.bcast[i] + "'");
+            o.broadcast = true;
+            o.len = g.len;
+            o.inner = g.inner;
+        }
+        k.inputs.push_back(o);
+    }
+    for (const Step& s : p.steps) {
+        kern::FusedStep st;
+        st.code = *find_code(s.code);
+        st.a = static_cast<int>(s.a);
+        st.b = static_cast<int>(s.b);
+        if (st.code == kern::FusedCode::act) st.act = act_of(op, s);
+        st.scalar = static_cast<float>(s.params[0]);
+        k.steps.push_back(st);
+    }
+    if (kern::fused_allocate(k) > kern::kFusedMaxBuffers)
+        throw UnsupportedError(op.describe() + ": the program needs more than " + std::to_string(kern::kFusedMaxBuffers) + " block buffers");
+    return k;
+}
+
+}  // namespace graft::ops::fused
+
+namespace graft::ops {
+
+void register_fused_elementwise(Registry& r) {
+    OpSchema s;
+    s.type = fused::kType;
+    s.variadic = true;
+    s.min_inputs = 1;
+    s.infer = fused::infer;
+    s.required_order = fused::required_order;
+    s.inplace = true;
+    s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
+    r.add_op(std::move(s));
+    r.add_native_generator(fused::kType, fused::build);
+}
+
+}  // namespace graft::ops

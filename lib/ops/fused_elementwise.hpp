@@ -1,0 +1,52 @@
+// FusedElementwise: a tree (or DAG) of elementwise ops fused into one op by the optimizer rule
+// fuse_elementwise. Its attributes hold a small expression program, so it serializes as type +
+// attributes like any op:
+//   bcast   strings, one per input x0, x1, ...: "" the input has y's shape (and order; x0 always,
+//           so y may be written over it); "*" one value for every element; "A,B" one value per
+//           index of y's adjacent axes A, B (in that order, flattened row-major), e.g. "C" for a
+//           BiasAdd bias.
+//   steps   strings, one opcode per step: add sub mul max min (binary), prelu (a < 0 ? b * a : a),
+//           div (a / params[0]), act (activation fns[s] with params alpha, max_value, threshold).
+//   args    ints, two per step: operands a, b (b = -1 for a unary step). Value v < #inputs is
+//           input v; v >= #inputs is the result of step v - #inputs (an earlier step).
+//   fns     strings, one per step: the activation name of an act step, "" otherwise.
+//   params  floats, three per step (see steps; 0 when unused).
+// y is the result of the last step; its order and shape are x0's.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "backend/native/kernels/fused.hpp"
+#include "graft/registry.hpp"
+
+namespace graft::ops::fused {
+
+inline const char* const kType = "FusedElementwise";
+
+struct Step {
+    std::string code;
+    std::int64_t a = 0, b = -1;
+    std::string fn;
+    std::array<double, 3> params{0.0, 0.0, 0.0};
+};
+
+struct Program {
+    std::vector<std::string> bcast;
+    std::vector<Step> steps;
+};
+
+/// The attributes of a FusedElementwise op running `p`.
+Attributes encode(const Program& p);
+/// The program of a FusedElementwise op; GraphError naming the op if the attributes are malformed
+/// (wrong counts, unknown opcode, an operand that is not an earlier value), UnsupportedError for
+/// an unknown activation.
+Program decode(const Operator& op);
+/// Block buffers the native kernel needs for `p` (at most kern::kFusedMaxBuffers are allowed).
+int buffers_needed(const Program& p);
+/// The kernel program of a FusedElementwise op with concrete shapes (broadcast geometry resolved
+/// against y's order, activation parameters, buffers allocated). ShapeError / UnsupportedError.
+native::kern::FusedProgram compile(const Operator& op);
+
+}  // namespace graft::ops::fused
