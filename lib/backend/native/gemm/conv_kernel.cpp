@@ -1,12 +1,15 @@
 #include "backend/native/gemm/conv_kernel.hpp"
 
 #include "backend/native/gemm/gemm.hpp"
+#include "backend/native/gemm/winograd.hpp"
 
 namespace graft::native::gemm {
 
 std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const kern::ActParams& act) {
+    // 3x3 stride-1 convolutions large enough to pay (GRAFT_WINOGRAD=0 disables): Winograd.
+    if (const int tile = Winograd::choose(p)) return make_winograd_kernel(b, p, tile, w, x, bias, residual, y, act);
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
     BMatrix wm;
     wm.data = b.keep(std::make_shared<const std::vector<float>>(pack_b(w.data(), N, K, N)));

@@ -1,5 +1,7 @@
 // The native kernel for a 2-D convolution with constant weights: weights prepacked at compile
-// time, then the implicit GEMM over NHWC (no im2col buffer). `residual` (same shape as y) is added before the
+// time, then Winograd F(4x4,3x3) (F(2x2,3x3) on small images) for 3x3 stride-1 convolutions
+// where it pays (winograd.hpp; GRAFT_WINOGRAD=0 disables it), else the
+// implicit GEMM over NHWC (no im2col buffer). `residual` (same shape as y) is added before the
 // activation.
 #pragma once
 
