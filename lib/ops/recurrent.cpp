@@ -1,6 +1,8 @@
 // Recurrent layers: SimpleRNN, LSTM and GRU over x NTC with Keras weight layouts
 // (w CN [in, gates*units], r CN [units, gates*units], b C). Outputs y (NTC with
 // return_sequences, else NC) and, with return_state, h (and c for LSTM).
+#include "backend/native/gemm/gemm.hpp"
+#include "backend/native/gemm/gemv.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -8,6 +10,7 @@ namespace graft::ops {
 namespace {
 
 int gates_of(const std::string& type) { return type == "LSTM" ? 4 : type == "GRU" ? 3 : 1; }
+bool type_is_lstm(const Operator& op) { return op.type() == "LSTM"; }
 
 native::kern::RnnParams rnn_params(const Operator& op) {
     const Variable& x = in(op, "x");
@@ -72,21 +75,64 @@ std::unique_ptr<native::Kernel> build_rnn(native::KernelBuilder& b) {
     if (op.has_input("mask")) mask = b.in("mask");
     if (op.output_or_null("h")) h = b.out("h");
     if (op.output_or_null("c")) cst = b.out("c");
+    // Constant weights are packed once, here, into the GEMM's panel layout (W for the input
+    // projection, R for the step products); the pool comes with each run.
+    native::kern::RnnPrepared prep;
+    const Variable& wv = *op.input("w");
+    const Variable& rv = *op.input("r");
+    const Variable* bv = op.input_or_null("b");
+    const bool default_acts = p.act.kind == native::kern::Act::tanh && p.rec_act.kind == native::kern::Act::sigmoid;
+    if (type_is_lstm(op) && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() && rv.is_constant() &&
+        (!bv || bv->is_constant())) {
+        // Batch 1: each step split by units in two slices (one per thread when the pool has
+        // two), W, R and b regrouped so that a slice's four gates are adjacent.
+        constexpr int parts = 2;
+        const std::int64_t g4 = 4 * p.u;
+        auto order = [&](const Variable& v, std::int64_t rows) {
+            std::vector<float> out(static_cast<std::size_t>(rows * g4));
+            native::kern::rnn_lstm_part_order(static_cast<const ConstantVariable&>(v).data().data(), rows, p.u, parts, out.data());
+            return out;
+        };
+        prep.parts = parts;
+        const auto wo = order(wv, p.i), ro = order(rv, p.u);
+        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(wo.data(), g4, p.i, g4)));
+        prep.r_gemv = b.keep(std::make_shared<const std::vector<float>>(native::gemm::gemv_pack(ro.data(), g4, p.u, g4)));
+        if (bv) prep.b_parts = b.keep(std::make_shared<const std::vector<float>>(order(*bv, 1)));
+    } else if (wv.is_constant()) {
+        const auto& d = static_cast<const ConstantVariable&>(wv).data();
+        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(d.data(), g * p.u, p.i, g * p.u)));
+    }
+    if (rv.is_constant() && prep.parts == 0) {
+        // Panels for products of several rows; the matrix-vector layout when a thread may get a
+        // single row (batch 1, or a small batch split over threads).
+        const auto& d = static_cast<const ConstantVariable&>(rv).data();
+        const bool split = op.type() == "GRU" && !reset_after;
+        auto pack = [&](bool gemv) {
+            return b.keep(std::make_shared<const std::vector<float>>(native::kern::rnn_pack_recurrent(d.data(), p.u, g, split, gemv)));
+        };
+        if (p.n >= 2) prep.r_packed = pack(false);
+        if (p.n <= 8) prep.r_gemv = pack(true);
+    }
     const std::string type = op.type();
     auto opt = [](const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; };
+    auto with_pool = [prep](const native::RunContext& c) {
+        native::kern::RnnPrepared q = prep;
+        q.pool = c.pool;
+        return q;
+    };
     if (type == "LSTM")
         return native::make_kernel([=](const native::RunContext& c) {
             native::kern::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work), nullptr,
-                               nullptr, opt(c, mask));
+                               nullptr, opt(c, mask), with_pool(c));
         });
     if (type == "GRU")
         return native::make_kernel([=](const native::RunContext& c) {
             native::kern::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work), nullptr,
-                              opt(c, mask));
+                              opt(c, mask), with_pool(c));
         });
     return native::make_kernel([=](const native::RunContext& c) {
         native::kern::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work), nullptr,
-                                 opt(c, mask));
+                                 opt(c, mask), with_pool(c));
     });
 }
 

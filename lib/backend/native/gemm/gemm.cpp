@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/native/gemm/gemv.hpp"
 #include "backend/native/gemm/ukernel.hpp"
 #include "backend/native/threadpool.hpp"
 
@@ -280,6 +281,10 @@ void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float*
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
         zero_k(M, N, C, ldc, e);
+        return;
+    }
+    if (M == 1 && B.packed) {  // a single row: the matrix-vector kernel (gemv.cpp)
+        gemv_packed(N, K, A, B.data, C, e, pool);
         return;
     }
     Job j{};

@@ -1,4 +1,4 @@
-// 2-D convolution (implicit GEMM over NHWC), 2-D pooling and middle-axis reductions.
+// 2-D convolution (implicit GEMM over NHWC) and middle-axis reductions (2-D pooling: pool.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -54,44 +54,6 @@ void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y, co
                 }
             }
             if (a.kind != Act::linear) activation(yr, yr, row, a);
-        }
-    }
-}
-
-void pool2d_nhwc(const float* x, float* y, const Pool2DParams& p, Pool kind) {
-    const i64 c = p.c;
-    for (i64 n = 0; n < p.n; ++n) {
-        const float* xn = x + n * p.h * p.w * c;
-        for (i64 oh = 0; oh < p.oh; ++oh) {
-            const i64 h0 = oh * p.stride_h - p.pad_top;
-            const i64 kh_lo = std::max<i64>(0, -h0), kh_hi = std::min(p.kh, p.h - h0);
-            for (i64 ow = 0; ow < p.ow; ++ow) {
-                const i64 w0 = ow * p.stride_w - p.pad_left;
-                const i64 kw_lo = std::max<i64>(0, -w0), kw_hi = std::min(p.kw, p.w - w0);
-                float* yp = y + ((n * p.oh + oh) * p.ow + ow) * c;
-                if (kh_lo >= kh_hi || kw_lo >= kw_hi) {  // window entirely in padding
-                    std::memset(yp, 0, bytes(c));
-                    continue;
-                }
-                bool first = true;
-                for (i64 kh = kh_lo; kh < kh_hi; ++kh) {
-                    for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
-                        const float* xp = xn + ((h0 + kh) * p.w + (w0 + kw)) * c;
-                        if (first) {
-                            std::memcpy(yp, xp, bytes(c));
-                            first = false;
-                        } else if (kind == Pool::max) {
-                            for (i64 j = 0; j < c; ++j) yp[j] = xp[j] > yp[j] ? xp[j] : yp[j];
-                        } else {
-                            for (i64 j = 0; j < c; ++j) yp[j] += xp[j];
-                        }
-                    }
-                }
-                if (kind == Pool::avg) {
-                    const float count = static_cast<float>((kh_hi - kh_lo) * (kw_hi - kw_lo));
-                    for (i64 j = 0; j < c; ++j) yp[j] /= count;
-                }
-            }
         }
     }
 }

@@ -8,6 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+namespace graft::native {
+class ThreadPool;
+}
 
 namespace graft::native::kern {
 
@@ -102,18 +107,41 @@ struct RnnParams {
 /// Scratch floats each recurrent kernel needs (the caller provides them; no allocation inside).
 std::int64_t rnn_workspace(const RnnParams& p, int gates);
 
+/// Optional speed-ups a native generator sets up once (each may be absent).
+struct RnnPrepared {
+    const float* w_packed = nullptr;  ///< W packed for the GEMM: gemm::pack_b(W, G*U, I, G*U)
+    const float* r_packed = nullptr;  ///< R packed by rnn_pack_recurrent(..., false): step products of several rows
+    const float* r_gemv = nullptr;    ///< R packed by rnn_pack_recurrent(..., true): single-row step products
+    ThreadPool* pool = nullptr;       ///< splits the batch rows over threads (each runs the whole sequence)
+    /// LSTM at batch 1 only (tanh / sigmoid): when > 0, w_packed, r_gemv and b_parts hold W, R
+    /// and b with their columns in part order (rnn_lstm_part_order) and each step runs as
+    /// `parts` slices of the units, one per thread of the pool (or one after the other).
+    int parts = 0;
+    const float* b_parts = nullptr;   ///< the bias in part order (null: no bias)
+};
+/// Regroups the 4U gate columns of a [rows, 4U] matrix (Keras order i f c o, each U wide) so
+/// that each of `parts` slices of the units has its four gates together:
+/// dst[r, (t*4 + g)*U/parts + j] = src[r, g*U + t*U/parts + j]. u % parts == 0.
+void rnn_lstm_part_order(const float* src, std::int64_t rows, std::int64_t u, int parts, float* dst);
+/// R [U, G*U] packed for the step products: in GEMM panels (gemm::pack_b), or with gemv the
+/// matrix-vector layout (gemm::gemv_pack). split_last (GRU without reset_after): R[:, :(G-1)U]
+/// and R[:, (G-1)U:] packed one after the other.
+std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv);
+
 /// SimpleRNN: h = act(x W + h R + b); W [I,U], R [U,U], b [U] or null.
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
-                const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr);
+                const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
+                const RnnPrepared& prep = {});
 /// LSTM, Keras gate order i, f, c, o: W [I,4U], R [U,4U], b [4U] or null.
 void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
           const RnnParams& p, float* work, const float* h0 = nullptr, const float* c0 = nullptr,
-          const float* mask = nullptr);
+          const float* mask = nullptr, const RnnPrepared& prep = {});
 /// GRU, Keras gate order z, r, h: W [I,3U], R [U,3U].
 /// reset_after = false: b [3U] or null;  h~ = act(x Wh + (r*h) Rh + bh).
 /// reset_after = true:  b [2,3U] (input bias row, recurrent bias row) or null; h~ = act(x Wh + bih + r*(h Rh + bhh)).
 void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
-         const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr);
+         const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
+         const RnnPrepared& prep = {});
 
 // ---- convolution / pooling / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
 // pad_crop_resize.cpp). All channels-last; padding explicit (leading pad; the rest follows from
