@@ -13,10 +13,19 @@ namespace graft::optimize::rules {
 
 namespace {
 
-std::uint64_t fnv1a(const std::vector<float>& d) {
+/// A bucket key for a constant's values: FNV-1a over its size and up to 64 evenly spaced values.
+/// Only a key (same_bytes decides), so it stays cheap on a model's many megabytes of weights:
+/// the rule runs in every round of every group.
+std::uint64_t sample_hash(const std::vector<float>& d) {
     std::uint64_t h = 1469598103934665603ull;
-    const auto* p = reinterpret_cast<const unsigned char*>(d.data());
-    for (std::size_t i = 0; i < d.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(d.size());
+    const std::size_t step = d.size() / 64 + 1;
+    for (std::size_t i = 0; i < d.size(); i += step) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &d[i], sizeof bits);
+        mix(bits);
+    }
     return h;
 }
 
@@ -30,7 +39,7 @@ bool merge_constants(Graph& g) {
     for (Variable* v : g.variables()) {
         const auto* c = as_constant(v);
         if (!c) continue;
-        auto& same = seen[std::make_tuple(c->order().names(), c->shape(), fnv1a(c->data()))];
+        auto& same = seen[std::make_tuple(c->order().names(), c->shape(), sample_hash(c->data()))];
         Variable* first = nullptr;
         for (Variable* s : same)
             if (same_bytes(as_constant(s)->data(), c->data())) first = s;
