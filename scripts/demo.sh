@@ -12,6 +12,10 @@ graft=build/release/bin/graft
 sample=samples/models/iris  # see its README.md: a trained Iris species classifier
 set -x
 "$graft" inspect "$sample/model.h5"
-"$graft" run "$sample/model.h5" --input "$sample/input.npy" --print
+"$graft" run "$sample/model.h5" --input "$sample/input.npy" --print | tee build/release/demo-run.txt
 set +x
-echo "classes: $(awk '{ printf "%s%d=%s", NR > 1 ? ", " : "", NR - 1, $0 }' "$sample/labels.txt")"
+# The top class of each flower, by name (labels.txt holds one species per line, class 0 first).
+echo "predicted species:"
+awk 'NR == FNR { name[NR - 1] = $0; next }
+     $1 == "top-3:" { p = $3; gsub(/[(),]/, "", p); printf "  flower %d: %s (p = %s)\n", n++, name[$2], p }' \
+  "$sample/labels.txt" build/release/demo-run.txt
