@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/native/gemm/ukernel.hpp"
+#include "backend/native/simd.hpp"
 #include "backend/native/threadpool.hpp"
 
 namespace graft::native::gemm {
@@ -35,17 +36,7 @@ struct GvTable {
 constexpr std::int64_t kAhead = 8;  // k rows prefetched ahead (large B only)
 
 namespace gv_generic {
-struct V {
-    typedef float T __attribute__((vector_size(16)));
-    static constexpr int W = 4;
-    static inline T load(const float* p) { T v; __builtin_memcpy(&v, p, sizeof v); return v; }
-    static inline void store(float* p, T v) { __builtin_memcpy(p, &v, sizeof v); }
-    static inline T bcast(const float* p) { return T{} + *p; }
-    static inline T fma(T a, T b, T c) { return a * b + c; }
-    static inline T add(T a, T b) { return a + b; }
-    static inline T zero() { return T{}; }
-    static inline T max0(T a) { return a > T{} ? a : T{}; }
-};
+using V = simd::Vec4;
 #include "backend/native/gemm/gemv_impl.inc"
 const GvTable table = make_table<2, 2>();
 }  // namespace gv_generic
@@ -55,24 +46,13 @@ const GvTable table = make_table<2, 2>();
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GRAFT_GEMV_X86 1
-#include <immintrin.h>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace graft::native::gemm {
 namespace {
 namespace gv_avx2 {
-struct V {
-    using T = __m256;
-    static constexpr int W = 8;
-    static inline T load(const float* p) { return _mm256_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-    static inline T bcast(const float* p) { return _mm256_broadcast_ss(p); }
-    static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-    static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
-    static inline T zero() { return _mm256_setzero_ps(); }
-    static inline T max0(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
-};
+using V = simd::Avx2;
 #include "backend/native/gemm/gemv_impl.inc"
 const GvTable table = make_table<4, 8>();
 }  // namespace gv_avx2
@@ -87,17 +67,7 @@ const GvTable table = make_table<4, 8>();
 namespace graft::native::gemm {
 namespace {
 namespace gv_avx512 {
-struct V {
-    using T = __m512;
-    static constexpr int W = 16;
-    static inline T load(const float* p) { return _mm512_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-    static inline T bcast(const float* p) { return _mm512_set1_ps(*p); }
-    static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-    static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
-    static inline T zero() { return _mm512_setzero_ps(); }
-    static inline T max0(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
-};
+using V = simd::Avx512;
 #include "backend/native/gemm/gemv_impl.inc"
 const GvTable table = make_table<8, 16>();
 }  // namespace gv_avx512

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/native/gemm/ukernel.hpp"
+#include "backend/native/simd.hpp"
 #include "backend/native/threadpool.hpp"
 
 namespace graft::native::gemm {
@@ -24,22 +25,7 @@ struct TfFns {
 };
 
 namespace wg_generic {
-struct V {
-    typedef float T __attribute__((vector_size(16)));
-    static constexpr int W = 4;
-    static inline T load(const float* p) {
-        T v;
-        __builtin_memcpy(&v, p, sizeof v);
-        return v;
-    }
-    static inline void store(float* p, T v) { __builtin_memcpy(p, &v, sizeof v); }
-    static inline T set1(float v) { return T{} + v; }
-    static inline T add(T a, T b) { return a + b; }
-    static inline T sub(T a, T b) { return a - b; }
-    static inline T fma(T a, T b, T c) { return a * b + c; }
-    static inline T fnma(T a, T b, T c) { return c - a * b; }
-    static inline T max0(T a) { return a > T{} ? a : T{}; }
-};
+using V = simd::Vec4;
 #include "backend/native/gemm/winograd_impl.inc"
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_generic
@@ -49,25 +35,13 @@ const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GRAFT_WINOGRAD_X86 1
-#include <immintrin.h>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace graft::native::gemm {
 namespace {
 namespace wg_avx2 {
-struct V {
-    using T = __m256;
-    static constexpr int W = 8;
-    static inline T load(const float* p) { return _mm256_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-    static inline T set1(float v) { return _mm256_set1_ps(v); }
-    static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
-    static inline T sub(T a, T b) { return _mm256_sub_ps(a, b); }
-    static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-    static inline T fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
-    static inline T max0(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
-};
+using V = simd::Avx2;
 #include "backend/native/gemm/winograd_impl.inc"
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_avx2
@@ -82,18 +56,7 @@ const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile
 namespace graft::native::gemm {
 namespace {
 namespace wg_avx512 {
-struct V {
-    using T = __m512;
-    static constexpr int W = 16;
-    static inline T load(const float* p) { return _mm512_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-    static inline T set1(float v) { return _mm512_set1_ps(v); }
-    static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
-    static inline T sub(T a, T b) { return _mm512_sub_ps(a, b); }
-    static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-    static inline T fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
-    static inline T max0(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
-};
+using V = simd::Avx512;
 #include "backend/native/gemm/winograd_impl.inc"
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_avx512

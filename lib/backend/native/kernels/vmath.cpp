@@ -3,6 +3,7 @@
 #include "backend/native/kernels/vmath.hpp"
 
 #include "backend/native/gemm/gemm.hpp"
+#include "backend/native/simd.hpp"
 
 namespace graft::native::kern::vmath {
 namespace {
@@ -15,19 +16,8 @@ struct Table {
 };
 
 namespace vm_generic {
-struct V {
-    typedef float T __attribute__((vector_size(16)));
+struct V : simd::Vec4 {
     typedef unsigned U __attribute__((vector_size(16)));
-    static constexpr int W = 4;
-    static inline T load(const float* p) { T v; __builtin_memcpy(&v, p, sizeof v); return v; }
-    static inline void store(float* p, T v) { __builtin_memcpy(p, &v, sizeof v); }
-    static inline T set1(float v) { return T{} + v; }
-    static inline T add(T a, T b) { return a + b; }
-    static inline T sub(T a, T b) { return a - b; }
-    static inline T mul(T a, T b) { return a * b; }
-    static inline T fma(T a, T b, T c) { return a * b + c; }
-    static inline T max(T a, T b) { return a > b ? a : b; }  // NaN: b
-    static inline T min(T a, T b) { return a < b ? a : b; }  // NaN: b
     static inline T recip(T a) { return 1.f / a; }
     // Round to nearest (|x| < 2^22) by adding and removing 1.5 * 2^23.
     static inline T round(T x) { return (x + 12582912.f) - 12582912.f; }
@@ -57,25 +47,13 @@ struct V {
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define GRAFT_VMATH_X86 1
-#include <immintrin.h>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace graft::native::kern::vmath {
 namespace {
 namespace vm_avx2 {
-struct V {
-    using T = __m256;
-    static constexpr int W = 8;
-    static inline T load(const float* p) { return _mm256_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-    static inline T set1(float v) { return _mm256_set1_ps(v); }
-    static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
-    static inline T sub(T a, T b) { return _mm256_sub_ps(a, b); }
-    static inline T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-    static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-    static inline T max(T a, T b) { return _mm256_max_ps(a, b); }  // NaN: b
-    static inline T min(T a, T b) { return _mm256_min_ps(a, b); }  // NaN: b
+struct V : simd::Avx2 {
     static inline T recip(T a) { return _mm256_div_ps(_mm256_set1_ps(1.f), a); }
     static inline T round(T x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
     static inline T pow2(T n) {  // n in [-126, 127]
@@ -101,18 +79,7 @@ struct V {
 namespace graft::native::kern::vmath {
 namespace {
 namespace vm_avx512 {
-struct V {
-    using T = __m512;
-    static constexpr int W = 16;
-    static inline T load(const float* p) { return _mm512_loadu_ps(p); }
-    static inline void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-    static inline T set1(float v) { return _mm512_set1_ps(v); }
-    static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
-    static inline T sub(T a, T b) { return _mm512_sub_ps(a, b); }
-    static inline T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-    static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-    static inline T max(T a, T b) { return _mm512_max_ps(a, b); }  // NaN: b
-    static inline T min(T a, T b) { return _mm512_min_ps(a, b); }  // NaN: b
+struct V : simd::Avx512 {
     // 14-bit estimate and one Newton step: r + r (1 - a r), about 1 ulp.
     static inline T recip(T a) {
         const T r = _mm512_rcp14_ps(a);
