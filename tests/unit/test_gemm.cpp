@@ -12,7 +12,11 @@
 #include "backend/native/gemm/gemm.hpp"
 #include "backend/native/threadpool.hpp"
 
+#include "isa_support.hpp"
+
 namespace gg = graft::native::gemm;
+using graft_test::IsaGuard;
+using graft_test::isas;
 namespace kern = graft::native::kern;
 using i64 = std::int64_t;
 
@@ -24,19 +28,6 @@ std::vector<float> rnd(std::size_t n, std::mt19937& rng) {
     for (auto& x : v) x = d(rng);
     return v;
 }
-
-/// Every ISA the CPU supports, restoring the detected one afterwards.
-std::vector<gg::Isa> isas() {
-    std::vector<gg::Isa> out;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) out.push_back(i);
-    gg::set_isa(gg::detected_isa());
-    return out;
-}
-
-struct IsaGuard {
-    ~IsaGuard() { gg::set_isa(gg::detected_isa()); }
-};
 
 double act_ref(double v, kern::Act a) {
     if (a == kern::Act::relu) return v > 0 ? v : 0;

@@ -13,23 +13,15 @@
 #include "backend/native/gemm/gemv.hpp"
 #include "backend/native/threadpool.hpp"
 
+#include "isa_support.hpp"
+
 namespace gg = graft::native::gemm;
+using graft_test::IsaGuard;
+using graft_test::isas;
 namespace kern = graft::native::kern;
 using i64 = std::int64_t;
 
 namespace {
-
-std::vector<gg::Isa> isas() {
-    std::vector<gg::Isa> out;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) out.push_back(i);
-    gg::set_isa(gg::detected_isa());
-    return out;
-}
-
-struct IsaGuard {
-    ~IsaGuard() { gg::set_isa(gg::detected_isa()); }
-};
 
 std::vector<float> rnd(i64 n, std::mt19937& rng) {
     std::uniform_real_distribution<float> d(-1.f, 1.f);

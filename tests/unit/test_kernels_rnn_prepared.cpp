@@ -14,6 +14,7 @@
 #include "backend/native/gemm/gemv.hpp"
 #include "backend/native/kernels/kernels.hpp"
 #include "backend/native/threadpool.hpp"
+#include "isa_support.hpp"
 
 using namespace graft::native::kern;
 namespace gg = graft::native::gemm;
@@ -155,12 +156,8 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
           "[kernels][recurrent]") {
     std::mt19937 g(2024);
     graft::native::ThreadPool two(2), three(3);
-    std::vector<gg::Isa> isas;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) isas.push_back(i);
-    struct Restore {
-        ~Restore() { gg::set_isa(gg::detected_isa()); }
-    } restore;
+    const auto isas = graft_test::isas();
+    graft_test::IsaGuard restore;
     for (gg::Isa isa : isas) {
         REQUIRE(gg::set_isa(isa));
         for (Kind kind : {Kind::rnn, Kind::lstm, Kind::gru})
@@ -278,12 +275,8 @@ TEST_CASE("recurrent: a large batch split over threads (the parallel threshold i
 TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier per step)", "[kernels][recurrent]") {
     std::mt19937 g(91);
     graft::native::ThreadPool one(1), two(2), three(3);
-    struct Restore {
-        ~Restore() { gg::set_isa(gg::detected_isa()); }
-    } restore;
-    std::vector<gg::Isa> isas;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) isas.push_back(i);
+    const auto isas = graft_test::isas();
+    graft_test::IsaGuard restore;
     for (gg::Isa isa : isas) {
         REQUIRE(gg::set_isa(isa));
         for (i64 u : {64, 72, 128})

@@ -6,27 +6,13 @@
 #include "test_passes_support.hpp"
 
 using namespace graft;
+using graft_test::attrs;
+using graft_test::check_rule;
 using graft_test::Net;
 
 namespace {
 
 constexpr double kTol = 1e-5;
-
-/// Runs `rule` on `net`, requires it to fire (or not) and the outputs to stay the same.
-void check_rule(Net& net, const std::string& rule, bool should_fire) {
-    const auto inputs = graft_test::random_inputs(net.g, 3);
-    const auto before = graft_test::run_native(net.g, *net.reg, inputs);
-    const bool fired = net.apply(rule);
-    CHECK(fired == should_fire);
-    const auto after = graft_test::run_native(net.g, *net.reg, inputs);
-    CHECK(graft_test::max_diff(before, after) <= kTol);
-}
-
-Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
-    Attributes a;
-    for (auto& [k, v] : kv) a.set_value(k, v);
-    return a;
-}
 
 Operator* linear(Net& n, Variable* x, std::int64_t in, std::int64_t out, const std::string& name, bool bias = true) {
     NamedVars ins{{"x", x}, {"w", n.constant(name + "/w", OrderCN, {in, out})}};

@@ -2,6 +2,8 @@
 // and running a graph on the native backend.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -86,6 +88,23 @@ inline double max_diff(const std::vector<graft::Tensor>& a, const std::vector<gr
         }
     }
     return worst;
+}
+
+/// Runs `rule` on `net`, requires it to fire (or not) and the outputs to stay the same (1e-5).
+inline void check_rule(Net& net, const std::string& rule, bool should_fire) {
+    const auto inputs = random_inputs(net.g, 3);
+    const auto before = run_native(net.g, *net.reg, inputs);
+    const bool fired = net.apply(rule);
+    CHECK(fired == should_fire);
+    const auto after = run_native(net.g, *net.reg, inputs);
+    CHECK(max_diff(before, after) <= 1e-5);
+}
+
+/// Attributes from key-value pairs.
+inline graft::Attributes attrs(std::initializer_list<std::pair<const char*, graft::AttrValue>> kv) {
+    graft::Attributes a;
+    for (auto& [k, v] : kv) a.set_value(k, v);
+    return a;
 }
 
 }  // namespace graft_test

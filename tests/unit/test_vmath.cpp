@@ -14,24 +14,16 @@
 #include "backend/native/kernels/kernels.hpp"
 #include "backend/native/kernels/vmath.hpp"
 
+#include "isa_support.hpp"
+
 namespace gg = graft::native::gemm;
+using graft_test::IsaGuard;
+using graft_test::isas;
 namespace kern = graft::native::kern;
 namespace vm = graft::native::kern::vmath;
 using i64 = std::int64_t;
 
 namespace {
-
-std::vector<gg::Isa> isas() {
-    std::vector<gg::Isa> out;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) out.push_back(i);
-    gg::set_isa(gg::detected_isa());
-    return out;
-}
-
-struct IsaGuard {
-    ~IsaGuard() { gg::set_isa(gg::detected_isa()); }
-};
 
 double dsig(double x) { return 1 / (1 + std::exp(-x)); }
 

@@ -25,7 +25,11 @@
 #include "backend/native/gemm/winograd.hpp"
 #include "backend/native/threadpool.hpp"
 
+#include "isa_support.hpp"
+
 namespace gg = graft::native::gemm;
+using graft_test::IsaGuard;
+using graft_test::isas;
 namespace kern = graft::native::kern;
 using i64 = std::int64_t;
 
@@ -39,18 +43,6 @@ std::vector<float> rnd(std::size_t n, std::mt19937& rng) {
     std::vector<float> v(n);
     for (auto& x : v) x = d(rng);
     return v;
-}
-
-struct IsaGuard {
-    ~IsaGuard() { gg::set_isa(gg::detected_isa()); }
-};
-
-std::vector<gg::Isa> isas() {
-    std::vector<gg::Isa> out;
-    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
-        if (gg::set_isa(i)) out.push_back(i);
-    gg::set_isa(gg::detected_isa());
-    return out;
 }
 
 /// 3x3 stride-1 geometry: "same" (TF: pad (2)/2 top/left) or "valid".

@@ -1,0 +1,25 @@
+// tests/unit/isa_support.hpp - running a kernel test on every instruction set this CPU supports.
+#pragma once
+
+#include <vector>
+
+#include "backend/native/gemm/gemm.hpp"
+
+namespace graft_test {
+
+/// Every ISA the CPU supports (generic, avx2, avx512 as available), leaving the detected one active.
+inline std::vector<graft::native::gemm::Isa> isas() {
+    namespace gg = graft::native::gemm;
+    std::vector<gg::Isa> out;
+    for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
+        if (gg::set_isa(i)) out.push_back(i);
+    gg::set_isa(gg::detected_isa());
+    return out;
+}
+
+/// Restores the detected ISA when a test that switches ISAs ends (a failed REQUIRE included).
+struct IsaGuard {
+    ~IsaGuard() { graft::native::gemm::set_isa(graft::native::gemm::detected_isa()); }
+};
+
+}  // namespace graft_test
