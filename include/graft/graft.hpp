@@ -34,7 +34,7 @@
 #include "graft/error.hpp"
 #include "graft/export.hpp"
 #include "graft/ir/graph.hpp"
-#include "graft/plugin.hpp"
+#include "graft/plugin_loader.hpp"
 #include "graft/registry.hpp"
 #include "graft/tensor.hpp"
 #include "graft/version.hpp"

@@ -7,9 +7,10 @@
 //   #include <graft/frontend/layer.hpp>
 //
 //   static void register_all(graft::Registry& r) {
-//       r.add_converter("keras", "MyLayer", convert_my_layer);   // Keras class -> IR
-//       r.add_op(my_op_schema());                                 // a new op type
-//       r.add_native_generator("MyOp", build_my_kernel);          // its native kernel
+//       r.add_converter("keras", "MyLayer", convert_my_layer);                // Keras class -> IR
+//       r.add_op(my_op_schema());                                              // a new op type
+//       r.add_generator<graft::native::Backend>("MyOp", build_my_kernel);      // its kernel builder
+//       r.add_generator<graft::cpp::Backend>("MyOp", emit_my_op);              // its C++ emitter
 //   }
 //   GRAFT_PLUGIN("my_plugin", "1.0.0", register_all)
 //
@@ -23,9 +24,11 @@
 // the library stays loaded as long as any of them can still be called. If registration throws
 // (a key already taken, or anything else), everything the plugin added is removed again.
 //
-// ABI RULES. graft's core is C++ and crosses the .so boundary: Registry, OpSchema, Operator,
-// Variable, Graph, Attributes, LayerContext, KernelBuilder, Kernel and the standard library
-// types inside them. GRAFT_PLUGIN_ABI_VERSION must therefore be increased whenever a header type
+// ABI RULES. graft's core is C++ and crosses the .so boundary: Registry (and its handler tables),
+// OpSchema, Operator, Variable, Graph, Attributes, the converter side (LayerContext, Config, Value,
+// WeightArray), the native backend's BuildContext, Kernel, Slot and RunContext, the cpp backend's
+// EmitContext and Writer, and the standard library types inside them. Backends are keys of the
+// Registry, not fields, so a new backend does not change these types. GRAFT_PLUGIN_ABI_VERSION must therefore be increased whenever a header type
 // that plugins use changes its layout or its virtual functions (a member added, removed or
 // reordered; a virtual function added), and whenever the info block below changes. Plugin and
 // host must use the same C++ standard library (libstdc++ on Linux). The first two fields of
@@ -43,12 +46,12 @@
 #include <string>
 #include <vector>
 
+#include "graft/backend/cpp_emit.hpp"
+#include "graft/backend/native_kernel.hpp"
 #include "graft/export.hpp"
+#include "graft/frontend/layer.hpp"
 #include "graft/registry.hpp"
 #include "graft/version.hpp"
-
-/// Bumped whenever a type that crosses the plugin boundary changes layout (see above).
-#define GRAFT_PLUGIN_ABI_VERSION 1u
 
 /// "GRFT": the first field of every info block, to recognise a graft plugin's answer.
 #define GRAFT_PLUGIN_MAGIC 0x47524654u
@@ -83,11 +86,21 @@ namespace graft::detail {
 /// catches a layout change whose ABI version bump was forgotten (not every change: a reordered
 /// member of the same size, or a new virtual function, needs the version bump).
 constexpr std::uint64_t plugin_layout_fingerprint() {
-    const std::size_t sizes[] = {sizeof(Registry),     alignof(Registry),  sizeof(OpSchema),         sizeof(TensorType),
-                                 sizeof(HandlerOwner), sizeof(PluginRecord), sizeof(Graph),           sizeof(Operator),
-                                 sizeof(Variable),     sizeof(ConstantVariable), sizeof(Attributes),  sizeof(AttrValue),
-                                 sizeof(Order),        sizeof(Axis),       sizeof(native::Slot),     sizeof(native::RunContext),
-                                 sizeof(native::KernelFactory), sizeof(ConverterFn), sizeof(HandlerTable<OpSchema>::Entry)};
+    const std::size_t sizes[] = {
+        // registry
+        sizeof(Registry), alignof(Registry), sizeof(OpSchema), sizeof(TensorType), sizeof(HandlerOwner),
+        sizeof(PluginRecord), sizeof(HandlerTable<OpSchema>::Entry), sizeof(HandlerTable<ErasedGenerator>::Entry),
+        sizeof(ConverterFn), sizeof(GeneratorRef<native::KernelBuilder>),
+        // IR
+        sizeof(Graph), sizeof(Operator), sizeof(Variable), sizeof(ConstantVariable), sizeof(Attributes),
+        sizeof(AttrValue), sizeof(Order), sizeof(Axis),
+        // converters
+        sizeof(LayerContext), sizeof(Config), sizeof(Value), sizeof(WeightArray),
+        // native backend
+        sizeof(native::Slot), sizeof(native::RunContext), sizeof(native::BuildContext), sizeof(native::Kernel),
+        sizeof(native::KernelBuilder),
+        // cpp backend
+        sizeof(cpp::EmitContext), sizeof(cpp::Writer), sizeof(cpp::Emitter)};
     std::uint64_t h = 14695981039346656037ull;  // FNV-1a
     for (std::size_t v : sizes) h = (h ^ static_cast<std::uint64_t>(v)) * 1099511628211ull;
     return h;
@@ -108,33 +121,3 @@ using graft_plugin_entry_fn = const graft_plugin_info* (*)();
         return &graft_plugin_info_block;                                                                 \
     }
 
-namespace graft {
-
-// ---- host side (defined in libgraft; a plugin never calls these) ------------------------------
-
-/// Loads the plugin at `path` into `registry` and returns what was loaded.
-///
-/// Loading a plugin whose name and version are already loaded into this registry does nothing
-/// and returns the earlier record (so --plugin and GRAFT_PLUGIN_PATH may name the same file).
-/// Errors, each naming the file:
-///  - PluginError: no such file, not a loadable shared object (with the loader's reason), no
-///    entry point, a wrong magic number or ABI version (found and expected), an incomplete
-///    info block, the same plugin name at another version, an exception thrown by registration;
-///  - RegistryError: registration added a key (op type, converter, generator) that is taken,
-///    naming who holds it.
-/// After an error the registry is as before. Not thread-safe with other uses of `registry`:
-/// load plugins before converting or running models with it.
-GRAFT_API PluginRecord load_plugin(const std::string& path, Registry& registry);
-
-/// Loads every `*.so` file in directory `dir` (sorted by name). PluginError if `dir` is not a
-/// directory.
-GRAFT_API std::vector<PluginRecord> load_plugin_directory(const std::string& dir, Registry& registry);
-
-/// Loads the plugins of the GRAFT_PLUGIN_PATH environment variable: a colon-separated list of
-/// directories, every `*.so` file in each (empty entries are ignored; an entry that is not a
-/// directory is a PluginError naming it). graft never reads the variable on its own (a library
-/// should not load code because of its host's environment): hosts call this, and the graft
-/// tool does before every command.
-GRAFT_API std::vector<PluginRecord> load_plugins_from_env(Registry& registry);
-
-}  // namespace graft

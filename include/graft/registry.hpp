@@ -1,8 +1,18 @@
-// graft/registry.hpp - op schemas, converter handlers and generator handlers, keyed by name.
+// graft/registry.hpp - op schemas, converters and generators, keyed by name.
 //
 // A Registry is an object: tests make their own, a host may keep several, and a plugin
 // registers into the one it is given. Registering a key that is taken is an error that names
 // who holds it. Everything here is inline so a plugin builds from the headers alone.
+//
+// Words (docs/architecture.md): a *converter* turns one framework layer or node into IR
+// operators; a *generator* is what a backend registers for an op type: the native backend's
+// generators are *kernel builders* (graft/backend/native_kernel.hpp), the cpp backend's are
+// *emitters* (graft/backend/cpp_emit.hpp). Backends are keys, not fields: a backend is a tag type
+//
+//     struct MyBackend { static constexpr const char* name = "mine"; using Generator = ...; };
+//
+// and `add_generator<MyBackend>(op_type, g)` files `g` under ("mine", op_type). A new backend
+// (the browser runtime, or a plugin's own) changes neither this class's layout nor the plugin ABI.
 #pragma once
 
 #include <functional>
@@ -10,12 +20,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "graft/backend/cpp_emit.hpp"
-#include "graft/backend/native_kernel.hpp"
 #include "graft/error.hpp"
 #include "graft/ir/graph.hpp"
 
@@ -102,6 +111,17 @@ private:
     std::map<std::string, Entry> entries_;
 };
 
+/// A generator with its type erased (the registry stores every backend's alike).
+using ErasedGenerator = std::shared_ptr<const void>;
+
+/// What Registry::find_generator answers: the generator and who registered it, or nothing.
+template <class G>
+struct GeneratorRef {
+    const G* generator = nullptr;
+    const HandlerOwner* owner = nullptr;
+    explicit operator bool() const noexcept { return generator != nullptr; }
+};
+
 class Registry {
 public:
     Registry() = default;
@@ -134,22 +154,29 @@ public:
     }
     const HandlerTable<ConverterFn>& converters() const noexcept { return converters_; }
 
-    // ---- generator handlers, keyed by (backend, op type) --------------------------------
-    void add_native_generator(const std::string& op_type, native::KernelFactory f) {
-        native_.add("native generator", op_type, std::move(f), owner_);
+    // ---- generators, keyed by (backend name, op type) ------------------------------------
+    /// Files generator `g` of backend `B` (a tag type with `name` and `Generator`) for `op_type`.
+    template <class B>
+    void add_generator(const std::string& op_type, typename B::Generator g) {
+        auto erased = std::make_shared<const typename B::Generator>(std::move(g));
+        generators_[B::name].add(std::string(B::name) + " generator", op_type, std::move(erased), owner_);
     }
-    const HandlerTable<native::KernelFactory>::Entry* find_native_generator(const std::string& op_type) const {
-        return native_.find(op_type);
+    /// The generator of backend `B` for `op_type`, with its owner; empty if there is none.
+    template <class B>
+    GeneratorRef<typename B::Generator> find_generator(const std::string& op_type) const {
+        auto t = generators_.find(B::name);
+        if (t == generators_.end()) return {};
+        const auto* e = t->second.find(op_type);
+        if (!e) return {};
+        return {static_cast<const typename B::Generator*>(e->handler.get()), &e->owner};
     }
-    const HandlerTable<native::KernelFactory>& native_generators() const noexcept { return native_; }
-    /// C++ emitters (the cpp backend; see graft/backend/cpp_emit.hpp).
-    void add_cpp_emitter(const std::string& op_type, cpp::CppEmitter e) {
-        cpp_.add("cpp emitter", op_type, std::move(e), owner_);
+    /// Whether backend `backend` has a generator for `op_type` (no need to know its type).
+    bool has_generator(const std::string& backend, const std::string& op_type) const {
+        auto t = generators_.find(backend);
+        return t != generators_.end() && t->second.find(op_type) != nullptr;
     }
-    const HandlerTable<cpp::CppEmitter>::Entry* find_cpp_emitter(const std::string& op_type) const {
-        return cpp_.find(op_type);
-    }
-    const HandlerTable<cpp::CppEmitter>& cpp_emitters() const noexcept { return cpp_; }
+    /// Every backend's generators, by backend name (the handlers type-erased: for listing).
+    const std::map<std::string, HandlerTable<ErasedGenerator>>& generators() const noexcept { return generators_; }
 
     // ---- plugins -------------------------------------------------------------------------
     /// The plugins loaded into this registry, in load order.
@@ -166,8 +193,7 @@ public:
         if (!keepalive) return;
         ops_.remove_owned_by(keepalive);
         converters_.remove_owned_by(keepalive);
-        native_.remove_owned_by(keepalive);
-        cpp_.remove_owned_by(keepalive);
+        for (auto& [backend, table] : generators_) table.remove_owned_by(keepalive);
     }
 
     // ---- ownership -----------------------------------------------------------------------
@@ -189,8 +215,7 @@ private:
     HandlerOwner owner_;
     HandlerTable<OpSchema> ops_;
     HandlerTable<ConverterFn> converters_;
-    HandlerTable<native::KernelFactory> native_;
-    HandlerTable<cpp::CppEmitter> cpp_;
+    std::map<std::string, HandlerTable<ErasedGenerator>> generators_;
 };
 
 // ---- building operators through their schema ----------------------------------------------

@@ -6,6 +6,10 @@
 #define GRAFT_VERSION_PATCH 0
 #define GRAFT_VERSION_STRING "0.1.0"
 
+/// The plugin ABI version (graft/plugin.hpp): bumped whenever a type that crosses the plugin
+/// boundary changes layout. It is also the shared library's SOVERSION.
+#define GRAFT_PLUGIN_ABI_VERSION 2u
+
 namespace graft {
 inline constexpr const char* version_string() noexcept { return GRAFT_VERSION_STRING; }
 }  // namespace graft

@@ -47,7 +47,7 @@ Outputs infer_attention(const Operator& op) {
     return {{"y", {OrderNTC, {p.b, p.tq, p.heads * p.dv}}}};
 }
 
-std::unique_ptr<native::Kernel> build_attention(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
     const Operator& op = b.op();
     auto p = attention_params(op);
     auto work = b.workspace(static_cast<std::size_t>(p.tv));
@@ -110,7 +110,7 @@ std::optional<Order> order_matmul(const Operator& op, const std::string& input) 
     return Order(std::move(o));
 }
 
-std::unique_ptr<native::Kernel> build_matmul(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_matmul(native::BuildContext& b) {
     const Operator& op = b.op();
     auto m = matmul_axes(op);
     const Variable& x = *op.input("x");
@@ -136,7 +136,7 @@ void register_attention(Registry& r) {
     };
     a.doc = "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, causal";
     r.add_op(std::move(a));
-    r.add_native_generator("Attention", build_attention);
+    r.add_generator<native::Backend>("Attention", build_attention);
 
     OpSchema m;
     m.type = "BatchMatMul";
@@ -145,7 +145,7 @@ void register_attention(Registry& r) {
     m.required_order = order_matmul;
     m.doc = "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order";
     r.add_op(std::move(m));
-    r.add_native_generator("BatchMatMul", build_matmul);
+    r.add_generator<native::Backend>("BatchMatMul", build_matmul);
 }
 
 }  // namespace graft::ops

@@ -69,7 +69,7 @@ std::optional<Order> order_conv(const std::string& input, bool one_d) {
     return OrderC;
 }
 
-std::unique_ptr<native::Kernel> build_conv(native::KernelBuilder& b, bool one_d) {
+std::unique_ptr<native::Kernel> build_conv(native::BuildContext& b, bool one_d) {
     const Operator& op = b.op();
     auto p = conv_geometry(op, one_d);
     auto act = act_params(op, op.attr_or<std::string>("activation", "linear"));
@@ -101,7 +101,7 @@ void add_conv(Registry& r, const char* type, bool one_d, const char* doc) {
     s.activation_epilogue = true;
     s.doc = doc;
     r.add_op(std::move(s));
-    r.add_native_generator(type, [one_d](native::KernelBuilder& b) { return build_conv(b, one_d); });
+    r.add_generator<native::Backend>(type, [one_d](native::BuildContext& b) { return build_conv(b, one_d); });
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ void register_conv3d(Registry& r) {
     };
     s.doc = "3-D convolution, x NDHWC, w DHWCN [kd, kh, kw, c_in, c_out]; attrs strides[3], dilations[3], padding valid|same";
     r.add_op(std::move(s));
-    r.add_native_generator("Conv3D", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Conv3D", [](native::BuildContext& b) {
         const Operator& op = b.op();
         auto p = conv3d_geometry(op);
         auto act = act_params(op, op.attr_or<std::string>("activation", "linear"));
@@ -102,7 +102,7 @@ void register_conv3d(Registry& r) {
     q.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNDHWC); };
     q.doc = "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same";
     r.add_op(std::move(q));
-    r.add_native_generator("Pool3D", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Pool3D", [](native::BuildContext& b) {
         auto g = pool3d_geometry(b.op());
         auto kind = pool_kind(b.op());
         auto x = b.in("x"), y = b.out("y");

@@ -89,7 +89,7 @@ void add(Registry& r, const char* type, int nd, const char* doc) {
     };
     s.doc = doc;
     r.add_op(std::move(s));
-    r.add_native_generator(type, [nd](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>(type, [nd](native::BuildContext& b) {
         const Operator& op = b.op();
         auto p = geometry(op, nd);
         auto act = act_params(op, op.attr_or<std::string>("activation", "linear"));

@@ -52,7 +52,7 @@ void register_depthwise(Registry& r) {
     s.doc = "depthwise 2-D convolution, x NHWC, w HWC[M] [kh, kw, c_in, multiplier], output channel c*M+m; attrs strides[2], "
             "dilations[2], padding valid|same";
     r.add_op(std::move(s));
-    r.add_native_generator("DepthwiseConv2D", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("DepthwiseConv2D", [](native::BuildContext& b) {
         const Operator& op = b.op();
         auto p = dw_geometry(op);
         auto act = act_params(op, op.attr_or<std::string>("activation", "linear"));

@@ -61,7 +61,7 @@ Outputs infer_bias_add(const Operator& op) {
     return same_as_x(op);
 }
 
-std::unique_ptr<native::Kernel> build_bias_add(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_bias_add(native::BuildContext& b) {
     const Operator& op = b.op();
     auto sp = split_at(*op.input("x"), op.attrs().get_axis("axis"));
     auto x = b.in("x"), bias = b.in("b"), y = b.out("y");
@@ -70,7 +70,7 @@ std::unique_ptr<native::Kernel> build_bias_add(native::KernelBuilder& b) {
     });
 }
 
-std::unique_ptr<native::Kernel> build_merge(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_merge(native::BuildContext& b) {
     const Operator& op = b.op();
     auto kind = merge_kind(op);
     std::vector<native::Slot> xs;
@@ -100,7 +100,7 @@ void register_elementwise(Registry& r) {
     a.inplace = true;
     a.doc = "y = f(x) elementwise; attrs activation (name), alpha, max_value, threshold";
     r.add_op(std::move(a));
-    r.add_native_generator("Activation", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Activation", [](native::BuildContext& b) {
         auto p = act_params(b.op(), b.op().attr<std::string>("activation"));
         auto n = b.op().input("x")->numel();
         auto x = b.in("x"), y = b.out("y");
@@ -118,7 +118,7 @@ void register_elementwise(Registry& r) {
     s.inplace = true;
     s.doc = "softmax along axis `axis`";
     r.add_op(std::move(s));
-    r.add_native_generator("Softmax", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Softmax", [](native::BuildContext& b) {
         auto sp = split_at(*b.op().input("x"), b.op().attrs().get_axis("axis"));
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel(
@@ -134,7 +134,7 @@ void register_elementwise(Registry& r) {
     m.inplace = true;
     m.doc = "elementwise add|sub|mul|avg|max|min (attr op) of inputs x0, x1, ... of one shape";
     r.add_op(std::move(m));
-    r.add_native_generator("Merge", build_merge);
+    r.add_generator<native::Backend>("Merge", build_merge);
 
     OpSchema ba;
     ba.type = "BiasAdd";
@@ -143,7 +143,7 @@ void register_elementwise(Registry& r) {
     ba.inplace = true;
     ba.doc = "y = x + b along axis `axis` (b: 1-D, one value per index of that axis); any order";
     r.add_op(std::move(ba));
-    r.add_native_generator("BiasAdd", build_bias_add);
+    r.add_generator<native::Backend>("BiasAdd", build_bias_add);
 
     OpSchema id;
     id.type = "Identity";
@@ -152,7 +152,7 @@ void register_elementwise(Registry& r) {
     id.alias = true;
     id.doc = "y = x (inference no-ops: Dropout, noise layers); removed by the optimizer";
     r.add_op(std::move(id));
-    r.add_native_generator("Identity", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Identity", [](native::BuildContext& b) {
         auto bytes = static_cast<std::size_t>(b.op().input("x")->numel()) * sizeof(float);
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel([=](const native::RunContext& c) {

@@ -23,7 +23,7 @@ Outputs infer_embedding(const Operator& op) {
     return {{"y", {Order(std::move(axes)), s}}};
 }
 
-std::unique_ptr<native::Kernel> build_embedding(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_embedding(native::BuildContext& b) {
     const Operator& op = b.op();
     const Variable& t = *op.input("table");
     const std::int64_t V = t.shape()[0], D = t.shape()[1], M = op.input("x")->numel();
@@ -45,7 +45,7 @@ Outputs infer_masking(const Operator& op) {
     return {{"y", {o, x.shape_in(o)}}, {"mask", {Order(std::move(axes)), s}}};
 }
 
-std::unique_ptr<native::Kernel> build_masking(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_masking(native::BuildContext& b) {
     const Operator& op = b.op();
     auto sp = split_at(*op.input("x"), op.attrs().get_axis("axis"));
     const float mv = static_cast<float>(op.attr<double>("mask_value"));
@@ -63,7 +63,7 @@ void register_embedding(Registry& r) {
     e.infer = infer_embedding;
     e.doc = "y[..., :] = table[int(x[...]), :] (zeros for an index outside [0, V) or NaN); new last axis `axis`";
     r.add_op(std::move(e));
-    r.add_native_generator("Embedding", build_embedding);
+    r.add_generator<native::Backend>("Embedding", build_embedding);
 
     OpSchema z;
     z.type = "NonZeroMask";
@@ -74,7 +74,7 @@ void register_embedding(Registry& r) {
     };
     z.doc = "mask = (x != 0) as 1/0 (Keras Embedding mask_zero)";
     r.add_op(std::move(z));
-    r.add_native_generator("NonZeroMask", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("NonZeroMask", [](native::BuildContext& b) {
         const auto n = b.op().input("x")->numel();
         auto x = b.in("x"), m = b.out("mask");
         return native::make_kernel([=](const native::RunContext& c) { native::kern::nonzero_mask(c.at(x), c.at(m), n); });
@@ -89,7 +89,7 @@ void register_embedding(Registry& r) {
     };
     m.doc = "Keras Masking: rows (along `axis`) all equal to mask_value become 0; mask = 1 where a row is kept";
     r.add_op(std::move(m));
-    r.add_native_generator("Masking", build_masking);
+    r.add_generator<native::Backend>("Masking", build_masking);
 }
 
 }  // namespace graft::ops

@@ -159,7 +159,7 @@ private:
     i64 n_;
 };
 
-std::unique_ptr<native::Kernel> build(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build(native::BuildContext& b) {
     const Operator& op = b.op();
     kern::FusedProgram p = compile(op);
     std::vector<native::Slot> xs;
@@ -289,7 +289,7 @@ void register_fused_elementwise(Registry& r) {
     s.inplace = true;
     s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
     r.add_op(std::move(s));
-    r.add_native_generator(fused::kType, fused::build);
+    r.add_generator<native::Backend>(fused::kType, fused::build);
 }
 
 }  // namespace graft::ops

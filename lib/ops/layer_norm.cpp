@@ -74,7 +74,7 @@ std::optional<Order> order_axes_last(const Operator& op, const std::string& inpu
 
 const float* opt_slot(const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; }
 
-std::unique_ptr<native::Kernel> build_layer_norm(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     const Operator& op = b.op();
     const Variable& x = *op.input("x");
     const std::int64_t K = size_over(x, axes_attr(op, "axes"));
@@ -112,7 +112,7 @@ Outputs infer_group_norm(const Operator& op) {
     return like_x_in(op, o);
 }
 
-std::unique_ptr<native::Kernel> build_group_norm(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     const Operator& op = b.op();
     const Variable& x = *op.input("x");
     const std::int64_t N = x.size(op.attrs().get_axis("batch_axis")), C = x.size(op.attrs().get_axis("axis"));
@@ -138,7 +138,7 @@ Outputs infer_affine(const Operator& op) {
     return like_x_in(op, o);
 }
 
-std::unique_ptr<native::Kernel> build_affine(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_affine(native::BuildContext& b) {
     const Operator& op = b.op();
     const Variable& x = *op.input("x");
     const std::int64_t K = size_over(x, axes_attr(op, "axes"));
@@ -167,7 +167,7 @@ Outputs infer_prelu(const Operator& op) {
     return like_x_in(op, want);
 }
 
-std::unique_ptr<native::Kernel> build_prelu(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_prelu(native::BuildContext& b) {
     const Operator& op = b.op();
     const std::int64_t K = op.input("alpha")->numel();
     const std::int64_t N = K != 0 ? op.input("x")->numel() / K : 0;
@@ -186,7 +186,7 @@ void register_layer_norm(Registry& r) {
     ln.inplace = true;
     ln.doc = "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order";
     r.add_op(std::move(ln));
-    r.add_native_generator("LayerNorm", build_layer_norm);
+    r.add_generator<native::Backend>("LayerNorm", build_layer_norm);
 
     OpSchema gn;
     gn.type = "GroupNorm";
@@ -199,7 +199,7 @@ void register_layer_norm(Registry& r) {
     gn.inplace = true;
     gn.doc = "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes";
     r.add_op(std::move(gn));
-    r.add_native_generator("GroupNorm", build_group_norm);
+    r.add_generator<native::Backend>("GroupNorm", build_group_norm);
 
     OpSchema l2;
     l2.type = "L2Normalize";
@@ -213,7 +213,7 @@ void register_layer_norm(Registry& r) {
     l2.inplace = true;
     l2.doc = "y = x / sqrt(max(sum over `axes` of x^2, epsilon))";
     r.add_op(std::move(l2));
-    r.add_native_generator("L2Normalize", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("L2Normalize", [](native::BuildContext& b) {
         const Operator& op = b.op();
         const Variable& x = *op.input("x");
         const std::int64_t K = size_over(x, axes_attr(op, "axes"));
@@ -231,7 +231,7 @@ void register_layer_norm(Registry& r) {
     af.inplace = true;
     af.doc = "y = x * scale + shift; constants over `axes` (flattened in that order) or scalars";
     r.add_op(std::move(af));
-    r.add_native_generator("Affine", build_affine);
+    r.add_generator<native::Backend>("Affine", build_affine);
 
     OpSchema pr;
     pr.type = "PReLU";
@@ -241,7 +241,7 @@ void register_layer_norm(Registry& r) {
     pr.inplace = true;
     pr.doc = "y = x < 0 ? alpha * x : x; alpha over every axis of x but batch_axis";
     r.add_op(std::move(pr));
-    r.add_native_generator("PReLU", build_prelu);
+    r.add_generator<native::Backend>("PReLU", build_prelu);
 }
 
 }  // namespace graft::ops

@@ -33,7 +33,7 @@ std::optional<Order> order_linear(const Operator& op, const std::string& input) 
     return OrderC;
 }
 
-std::unique_ptr<native::Kernel> build_linear(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     const Operator& op = b.op();
     const Variable& w = *op.input("w");
     const std::int64_t K = w.shape()[0], N = w.shape()[1];
@@ -80,7 +80,7 @@ void register_linear(Registry& r) {
     s.activation_epilogue = true;
     s.doc = "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation";
     r.add_op(std::move(s));
-    r.add_native_generator("Linear", build_linear);
+    r.add_generator<native::Backend>("Linear", build_linear);
 }
 
 }  // namespace graft::ops

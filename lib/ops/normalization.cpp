@@ -23,7 +23,7 @@ Outputs infer_bn(const Operator& op) {
     return {{"y", {x.order(), x.shape()}}};
 }
 
-std::unique_ptr<native::Kernel> build_bn(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_bn(native::BuildContext& b) {
     const Operator& op = b.op();
     auto sp = split_at(*op.input("x"), op.attrs().get_axis("axis"));
     auto constant = [&](const char* n) -> const std::vector<float>* {
@@ -62,7 +62,7 @@ void register_normalization(Registry& r) {
     s.inplace = true;
     s.doc = "inference batch normalization along axis `axis`; attr epsilon; gamma/beta optional (scale/center off)";
     r.add_op(std::move(s));
-    r.add_native_generator("BatchNormalization", build_bn);
+    r.add_generator<native::Backend>("BatchNormalization", build_bn);
 }
 
 }  // namespace graft::ops

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/native/kernels/kernels.hpp"
+#include "graft/backend/native_kernel.hpp"
 #include "graft/registry.hpp"
 
 namespace graft::ops {

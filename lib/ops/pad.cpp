@@ -45,7 +45,7 @@ void register_pad(Registry& r) {
     s.infer = [](const Operator& op) -> Outputs { return {{"y", {in(op, "x").order(), pad_geometry(op).out}}}; };
     s.doc = "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout";
     r.add_op(std::move(s));
-    r.add_native_generator("Pad", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Pad", [](native::BuildContext& b) {
         const auto g = pad_geometry(b.op());
         const int rank = static_cast<int>(g.in.size());
         std::array<std::int64_t, 8> in{}, out{}, begin{};

@@ -73,7 +73,7 @@ void register_pool(Registry& r) {
     p.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNHWC); };
     p.doc = "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same";
     r.add_op(std::move(p));
-    r.add_native_generator("Pool2D", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Pool2D", [](native::BuildContext& b) {
         auto g = pool_geometry(b.op());
         auto kind = pool_kind(b.op());
         auto x = b.in("x"), y = b.out("y");
@@ -87,7 +87,7 @@ void register_pool(Registry& r) {
     g.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(global_in_order(op)); };
     g.doc = "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes";
     r.add_op(std::move(g));
-    r.add_native_generator("GlobalPool", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("GlobalPool", [](native::BuildContext& b) {
         const Operator& op = b.op();
         const Variable& x = *op.input("x");
         auto naxes = op.attrs().get_order("axes", op.describe()).ndim();

@@ -63,7 +63,7 @@ std::optional<Order> order_rnn(const Operator&, const std::string& input) {
     return OrderCN;
 }
 
-std::unique_ptr<native::Kernel> build_rnn(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const Operator& op = b.op();
     auto p = rnn_params(op);
     const int g = gates_of(op.type());
@@ -148,7 +148,7 @@ void register_recurrent(Registry& r) {
         s.doc = "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
                 "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)";
         r.add_op(std::move(s));
-        r.add_native_generator(type, build_rnn);
+        r.add_generator<native::Backend>(type, build_rnn);
     }
 }
 

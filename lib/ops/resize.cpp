@@ -54,7 +54,7 @@ void register_resize(Registry& r) {
     };
     u.doc = "nearest-neighbour upsampling: every entry repeated `factors` times along the axes `axes`, any layout";
     r.add_op(std::move(u));
-    r.add_native_generator("Upsample", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("Upsample", [](native::BuildContext& b) {
         const Variable& x = *b.op().input("x");
         const auto f = up_factors(b.op());
         const int rank = static_cast<int>(x.ndim());
@@ -75,7 +75,7 @@ void register_resize(Registry& r) {
     s.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNHWC); };
     s.doc = "bilinear upsampling of NHWC images by integer factors[2]; attr half_pixel (TF 2 sampling) or not (TF 1)";
     r.add_op(std::move(s));
-    r.add_native_generator("ResizeBilinear", [](native::KernelBuilder& b) {
+    r.add_generator<native::Backend>("ResizeBilinear", [](native::BuildContext& b) {
         auto g = bilinear_geometry(b.op());
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel([=](const native::RunContext& c) {

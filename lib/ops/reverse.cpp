@@ -15,7 +15,7 @@ Outputs infer_reverse(const Operator& op) {
     return {{"y", {x.order(), x.shape()}}};
 }
 
-std::unique_ptr<native::Kernel> build_reverse(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_reverse(native::BuildContext& b) {
     const auto sp = split_at(*b.op().input("x"), b.op().attrs().get_axis("axis"));
     const auto row = static_cast<std::size_t>(sp.inner) * sizeof(float);
     auto x = b.in("x"), y = b.out("y");
@@ -37,7 +37,7 @@ void register_reverse(Registry& r) {
     s.infer = infer_reverse;
     s.doc = "y = x with the entries along axis `axis` in reverse order";
     r.add_op(std::move(s));
-    r.add_native_generator("Reverse", build_reverse);
+    r.add_generator<native::Backend>("Reverse", build_reverse);
 }
 
 }  // namespace graft::ops

@@ -15,7 +15,7 @@ Outputs infer_transpose(const Operator& op) {
     return {{"y", {order, x.shape_in(order)}}};
 }
 
-std::unique_ptr<native::Kernel> build_transpose(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
     const Variable& x = *b.op().input("x");
     auto perm = x.order().permutation_to(b.op().attrs().get_order("order"));
     const int rank = static_cast<int>(perm.size());
@@ -66,7 +66,7 @@ Outputs infer_reshape(const Operator& op) {
     return {{"y", {out_order, shape}}};
 }
 
-std::unique_ptr<native::Kernel> build_copy(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b) {
     auto bytes = static_cast<std::size_t>(b.op().input("x")->numel()) * sizeof(float);
     auto x = b.in("x"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
@@ -94,7 +94,7 @@ Outputs infer_concat(const Operator& op) {
     return {{"y", {x0.order(), out}}};
 }
 
-std::unique_ptr<native::Kernel> build_concat(native::KernelBuilder& b) {
+std::unique_ptr<native::Kernel> build_concat(native::BuildContext& b) {
     const Operator& op = b.op();
     auto axis = op.attrs().get_axis("axis");
     std::vector<native::Slot> xs;
@@ -133,7 +133,7 @@ void register_shape(Registry& r) {
     t.infer = infer_transpose;
     t.doc = "y = x laid out in order `order` (same axes)";
     r.add_op(std::move(t));
-    r.add_native_generator("Transpose", build_transpose);
+    r.add_generator<native::Backend>("Transpose", build_transpose);
 
     OpSchema s;
     s.type = "Reshape";
@@ -145,7 +145,7 @@ void register_shape(Registry& r) {
     s.alias = true;
     s.doc = "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)";
     r.add_op(std::move(s));
-    r.add_native_generator("Reshape", build_copy);
+    r.add_generator<native::Backend>("Reshape", build_copy);
 
     OpSchema c;
     c.type = "Concat";
@@ -154,7 +154,7 @@ void register_shape(Registry& r) {
     c.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(op.inputs().at(0).second->order()); };
     c.doc = "concatenation of x0, x1, ... along axis `axis`";
     r.add_op(std::move(c));
-    r.add_native_generator("Concat", build_concat);
+    r.add_generator<native::Backend>("Concat", build_concat);
 }
 
 }  // namespace graft::ops

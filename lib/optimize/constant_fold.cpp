@@ -11,7 +11,7 @@ namespace graft::optimize::rules {
 namespace {
 
 bool foldable(const Operator& op, const Registry& reg) {
-    if (op.inputs().empty() || !reg.find_native_generator(op.type())) return false;
+    if (op.inputs().empty() || !reg.has_generator("native", op.type())) return false;
     for (const auto& [n, v] : op.inputs())
         if (!v->is_constant()) return false;
     for (const auto& [n, v] : op.outputs())

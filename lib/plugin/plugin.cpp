@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graft/plugin.hpp"
+#include "graft/plugin_loader.hpp"
 
 namespace graft {
 

@@ -66,7 +66,7 @@ void channel_swish(const float* x, const float* beta, float* y, const Split& s) 
         }
 }
 
-std::unique_ptr<graft::native::Kernel> build_channel_swish(graft::native::KernelBuilder& b) {
+std::unique_ptr<graft::native::Kernel> build_channel_swish(graft::native::BuildContext& b) {
     const Operator& op = b.op();
     const Split s = split_at(*op.input("x"), op.attrs().get_axis("axis", op.describe()));
     const auto x = b.in("x"), beta = b.in("beta"), y = b.out("y");
@@ -123,8 +123,8 @@ void register_channel_swish(graft::Registry& registry) {
     s.inplace = true;
     s.doc = "y = x * sigmoid(beta[c] * x) along axis `axis` (plugin channel_swish)";
     registry.add_op(std::move(s));
-    registry.add_native_generator("ChannelSwish", build_channel_swish);
-    registry.add_cpp_emitter("ChannelSwish", emit_channel_swish);
+    registry.add_generator<graft::native::Backend>("ChannelSwish", build_channel_swish);
+    registry.add_generator<graft::cpp::Backend>("ChannelSwish", emit_channel_swish);
     registry.add_converter("keras", "ChannelSwish", convert_channel_swish);
 }
 

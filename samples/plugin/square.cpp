@@ -26,7 +26,7 @@ graft::OpSchema square_schema() {
 }
 
 // 2. Its native generator: called once per compile, returns a kernel bound to fixed slots.
-std::unique_ptr<graft::native::Kernel> build_square(graft::native::KernelBuilder& b) {
+std::unique_ptr<graft::native::Kernel> build_square(graft::native::BuildContext& b) {
     const auto n = b.op().input("x")->numel();
     const auto x = b.in("x"), y = b.out("y");
     return graft::native::make_kernel([=](const graft::native::RunContext& c) {
@@ -47,7 +47,7 @@ void convert_square(graft::LayerContext& ctx) {
 
 void register_square(graft::Registry& r) {
     r.add_op(square_schema());
-    r.add_native_generator("Square", build_square);
+    r.add_generator<graft::native::Backend>("Square", build_square);
     r.add_converter("keras", "Square", convert_square);
 }
 

@@ -19,6 +19,7 @@
 #include <rapidjson/document.h>
 
 #include "graft/backend/cpp.hpp"
+#include "graft/backend/cpp_emit.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/graft.hpp"
 #include "support.hpp"
@@ -399,7 +400,7 @@ TEST_CASE("cpp backend: an op without an emitter is an error at generation time"
         const std::string m = e.what();
         INFO(m);
         CHECK(m.find("no C++ emitter for op type Mystery") != std::string::npos);
-        CHECK(m.find("add_cpp_emitter") != std::string::npos);
+        CHECK(m.find("add_generator<graft::cpp::Backend>") != std::string::npos);
     }
     CHECK_FALSE(fs::exists(tmp / "out"));
 }
@@ -451,9 +452,9 @@ TEST_CASE("cpp backend: samples/generated builds with graft_generate_model and c
 TEST_CASE("cpp backend: every op type with a native generator has a C++ emitter", "[cpp_backend]") {
     auto reg = registry_with_plugins();
     std::size_t n = 0;
-    for (const auto& [type, entry] : reg->native_generators().entries()) {
+    for (const auto& [type, entry] : reg->generators().at("native").entries()) {
         INFO("op type " << type << " (registered by " << entry.owner.name << ")");
-        CHECK(reg->find_cpp_emitter(type) != nullptr);
+        CHECK(reg->find_generator<graft::cpp::Backend>(type));
         ++n;
     }
     CHECK(n >= 37);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "graft/backend/native_kernel.hpp"
 #include "graft/graft.hpp"
 #include "support.hpp"
 
@@ -124,8 +125,8 @@ TEST_CASE("plugins: ChannelSwish brings its op, schema and kernel", "[plugins][i
     CHECK(reg->find_op("ChannelSwish") == nullptr);
     graft::load_plugin(plugin("channel_swish"), *reg);
     REQUIRE(reg->find_op("ChannelSwish") != nullptr);
-    REQUIRE(reg->find_native_generator("ChannelSwish") != nullptr);
-    CHECK(reg->find_native_generator("ChannelSwish")->owner.name.find("channel_swish") != std::string::npos);
+    REQUIRE(reg->find_generator<graft::native::Backend>("ChannelSwish"));
+    CHECK(reg->find_generator<graft::native::Backend>("ChannelSwish").owner->name.find("channel_swish") != std::string::npos);
 
     const auto model = load_with(kSwishCase / "model.h5", *reg);
     check_against_reference(model, kSwishCase, {"channel_swish_1", "dense_1"}, "input_1", "input_input_1.npy");

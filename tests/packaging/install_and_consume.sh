@@ -38,7 +38,7 @@ done
 [[ -z $(ls "$prefix/$libdir/graft/plugins" | grep -v '^libgraft_') ]] || fail "unexpected plugins: $(ls "$prefix/$libdir/graft/plugins")"
 if grep -rl -- "$build" "$prefix/$libdir/cmake/graft" >/dev/null; then fail "the CMake package names the build tree $build"; fi
 
-abi=$(sed -n 's/^#define GRAFT_PLUGIN_ABI_VERSION \([0-9]*\)u\{0,1\}.*/\1/p' "$prefix/include/graft/plugin.hpp")
+abi=$(sed -n 's/^#define GRAFT_PLUGIN_ABI_VERSION \([0-9]*\)u\{0,1\}.*/\1/p' "$prefix/include/graft/version.hpp")
 version=$(sed -n 's/^#define GRAFT_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/graft/version.hpp")
 [[ -n $abi && -n $version ]] || fail "cannot read the ABI version and version from the installed headers"
 

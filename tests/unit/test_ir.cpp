@@ -1,6 +1,7 @@
 // The header-only IR: Axis/Order, Variable, Graph invariants, and the Registry.
 #include <catch2/catch.hpp>
 
+#include "graft/backend/native_kernel.hpp"
 #include "graft/graft.hpp"
 
 using namespace graft;
@@ -115,7 +116,7 @@ TEST_CASE("The built-in registry has a schema and a native kernel for every op i
     REQUIRE(reg->ops().entries().size() >= 10);
     for (const auto& [type, e] : reg->ops().entries()) {
         INFO(type);
-        REQUIRE(reg->find_native_generator(type) != nullptr);
+        REQUIRE(reg->find_generator<graft::native::Backend>(type));
     }
     REQUIRE(reg->find_converter("keras", "Dense") != nullptr);
     REQUIRE(reg->find_converter("keras", "Lambda") == nullptr);

@@ -204,9 +204,9 @@ TEST_CASE("winograd: two threads split tile blocks or output channels without ch
 
 namespace {
 
-/// Just enough of a KernelBuilder for make_conv2d_kernel: tensors are given as fixed pointers,
+/// Just enough of a BuildContext for make_conv2d_kernel: tensors are given as fixed pointers,
 /// the workspace lives in `arena`.
-class TestBuilder final : public graft::native::KernelBuilder {
+class TestBuilder final : public graft::native::BuildContext {
 public:
     const graft::Operator& op() const override { throw std::logic_error("no operator"); }
     graft::native::Slot slot(const graft::Variable*) override { throw std::logic_error("no variables"); }

@@ -59,8 +59,8 @@ void list_plugins(const PluginsOptions& options) {
                    p.graft_version, GRAFT_PLUGIN_ABI_VERSION);
         std::size_t count = 0;
         list_owned(registry->ops(), p.keepalive, "op type", true, count);
-        list_owned(registry->native_generators(), p.keepalive, "native generator", false, count);
-        list_owned(registry->cpp_emitters(), p.keepalive, "cpp emitter", false, count);
+        for (const auto& [backend, table] : registry->generators())
+            list_owned(table, p.keepalive, (backend + " generator").c_str(), false, count);
         list_owned(registry->converters(), p.keepalive, "converter", false, count);
         if (count == 0) fmt::print("  (registers nothing)\n");
     }

@@ -12,7 +12,7 @@
 //       ctx.constant_i64("n", n, "elements");                   // constexpr std::int64_t n = 24;
 //       ctx.line("graft_rt::my_op({}, {}, n);", ctx.input("x"), ctx.output("y"));
 //   }
-//   registry.add_cpp_emitter("MyOp", emit_my_op);
+//   registry.add_generator<cpp::Backend>("MyOp", emit_my_op);
 //
 // Kernels that several ops share go into support sections (ctx.support): fixed, readable C++
 // emitted once per model inside namespace graft_rt, only when an op uses them. Per-op bodies call
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -31,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "graft/error.hpp"
 #include "graft/ir/operator.hpp"
 
 namespace graft::cpp {
@@ -152,6 +154,78 @@ private:
     int depth_ = 0;
 };
 
+// ---- kernels written once: compiled into the library and written out as text ----------------
+
+/// A file's text compiled into a program by graft_embed_text (cmake/GraftEmbed.cmake): the file
+/// name without its extension, and its contents.
+struct EmbeddedText {
+    const char* name;
+    const char* text;
+};
+
+/// The standard headers every generated source includes: a kernel header may include these and
+/// no others.
+inline const std::vector<std::string>& generated_std_headers() {
+    static const std::vector<std::string> h = {"algorithm", "cmath",  "cstddef", "cstdint", "cstring",
+                                               "fstream",   "limits", "stdexcept", "string", "utility"};
+    return h;
+}
+
+/// A kernel header as generated code uses it.
+struct KernelSource {
+    std::vector<std::string> needs;  ///< graft_rt headers it includes: "core" for "graft_rt/core.hpp"
+    std::string body;                   ///< the text inside its `namespace graft_rt { ... }`
+};
+
+/// Splits a kernel header: a standard-library-only C++17 header laid out as
+///
+///     // comments ...
+///     #pragma once
+///     #include <cmath>                  (only generated_std_headers())
+///     #include "graft_rt/core.hpp"      (other kernel headers it needs: its requirements)
+///     namespace graft_rt {
+///     ... the kernels ...
+///     }  // namespace graft_rt
+///
+/// The same file is compiled into the program that runs it natively and, through this, written
+/// into generated code (inside the model's own namespace). GraphError naming `name` if the layout
+/// is not followed.
+inline KernelSource parse_kernel_header(const std::string& name, std::string_view text) {
+    auto fail = [&](const std::string& why) -> KernelSource {
+        throw GraphError("kernel header '" + name + "': " + why);
+    };
+    KernelSource out;
+    const std::string open = "namespace graft_rt {", close = "}  // namespace graft_rt";
+    const auto begin = text.find(open);
+    const auto end = text.rfind(close);
+    if (begin == std::string_view::npos || end == std::string_view::npos || end < begin)
+        return fail("expected its kernels between '" + open + "' and '" + close + "'");
+    std::size_t pos = 0;
+    while (pos < begin) {  // the preamble: comments, #pragma once, #include lines, blank lines
+        auto eol = text.find('\n', pos);
+        if (eol == std::string_view::npos || eol > begin) eol = begin;
+        std::string_view line = text.substr(pos, eol - pos);
+        pos = eol + 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+        if (line.empty() || line.rfind("//", 0) == 0 || line == "#pragma once") continue;
+        const std::string_view inc = "#include ";
+        if (line.rfind(inc, 0) != 0) return fail("unexpected line before the namespace: " + std::string(line));
+        std::string_view what = line.substr(inc.size());
+        if (what.size() > 2 && what.front() == '<' && what.back() == '>') {
+            const std::string h(what.substr(1, what.size() - 2));
+            const auto& ok = generated_std_headers();
+            if (std::find(ok.begin(), ok.end(), h) == ok.end())
+                return fail("includes <" + h + ">, which generated code does not include");
+        } else if (what.rfind("\"graft_rt/", 0) == 0 && what.size() > 15 && what.substr(what.size() - 5) == ".hpp\"") {
+            out.needs.emplace_back(what.substr(10, what.size() - 15));
+        } else {
+            return fail("includes " + std::string(what) + " (only standard headers and \"graft_rt/NAME.hpp\")");
+        }
+    }
+    out.body = std::string(text.substr(begin + open.size(), end - begin - open.size()));
+    return out;
+}
+
 // ---- what an emitter sees -------------------------------------------------------------------
 
 class EmitContext {
@@ -178,6 +252,17 @@ public:
     /// for, inside namespace graft_rt). The source is fixed C++ that uses only the standard
     /// library; sections it relies on must be asked for first.
     virtual void support(const std::string& key, const std::string& source) = 0;
+    /// Makes graft's kernel header `key` (lib/rt/graft_rt/KEY.hpp: the code the native backend
+    /// runs too) and the headers it requires part of the generated source.
+    virtual void use(const std::string& key) = 0;
+
+    /// Makes a kernel header of one's own (see parse_kernel_header; e.g. a plugin's, embedded
+    /// with graft_embed_text) part of the generated source, after graft's headers it requires.
+    void support_header(const std::string& key, std::string_view header_text) {
+        KernelSource k = parse_kernel_header(key, header_text);
+        for (const auto& r : k.needs) use(r);
+        support(key, k.body);
+    }
 
     // ---- conveniences over body() --------------------------------------------------------
     template <class... A>
@@ -201,7 +286,13 @@ public:
     }
 };
 
-/// A generator handler for the cpp backend.
-using CppEmitter = std::function<void(EmitContext&)>;
+/// The cpp backend's generator for an op type: an *emitter*, writing the body of the op's function.
+using Emitter = std::function<void(EmitContext&)>;
+
+/// The cpp backend's tag: `registry.add_generator<cpp::Backend>("MyOp", emit_my_op)`.
+struct Backend {
+    static constexpr const char* name = "cpp";
+    using Generator = Emitter;
+};
 
 }  // namespace graft::cpp

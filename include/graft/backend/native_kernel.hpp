@@ -45,11 +45,11 @@ public:
     virtual void run(const RunContext& ctx) const = 0;
 };
 
-/// What a generator handler may ask while it builds a kernel. All shapes are concrete here
+/// What a kernel builder may ask while it builds a kernel. All shapes are concrete here
 /// (the batch is fixed for the program being compiled).
-class KernelBuilder {
+class BuildContext {
 public:
-    virtual ~KernelBuilder() = default;
+    virtual ~BuildContext() = default;
     virtual const Operator& op() const = 0;
     /// Where an input or output variable of this operator lives.
     virtual Slot slot(const Variable* v) = 0;
@@ -63,8 +63,15 @@ public:
     Slot out(const std::string& name) { return slot(op().output(name)); }
 };
 
-/// A generator handler for the native backend.
-using KernelFactory = std::function<std::unique_ptr<Kernel>(KernelBuilder&)>;
+/// The native backend's generator for an op type: a *kernel builder*, called once per compiled
+/// program with the operator (concrete shapes) and returning its kernel.
+using KernelBuilder = std::function<std::unique_ptr<Kernel>(BuildContext&)>;
+
+/// The native backend's tag: `registry.add_generator<native::Backend>("MyOp", build_my_op)`.
+struct Backend {
+    static constexpr const char* name = "native";
+    using Generator = KernelBuilder;
+};
 
 /// A kernel made from a lambda, for handlers that need no state beyond captures.
 template <class F>

@@ -147,12 +147,12 @@ void emit_conv_transpose(EmitContext& ctx, int nd) {
 }  // namespace
 
 void register_conv_emitters(Registry& r) {
-    r.add_cpp_emitter("Conv1D", [](EmitContext& c) { emit_conv(c, true); });
-    r.add_cpp_emitter("Conv2D", [](EmitContext& c) { emit_conv(c, false); });
-    r.add_cpp_emitter("Conv3D", emit_conv3d);
-    r.add_cpp_emitter("DepthwiseConv2D", emit_depthwise);
-    r.add_cpp_emitter("ConvTranspose2D", [](EmitContext& c) { emit_conv_transpose(c, 2); });
-    r.add_cpp_emitter("ConvTranspose3D", [](EmitContext& c) { emit_conv_transpose(c, 3); });
+    r.add_generator<cpp::Backend>("Conv1D", [](EmitContext& c) { emit_conv(c, true); });
+    r.add_generator<cpp::Backend>("Conv2D", [](EmitContext& c) { emit_conv(c, false); });
+    r.add_generator<cpp::Backend>("Conv3D", emit_conv3d);
+    r.add_generator<cpp::Backend>("DepthwiseConv2D", emit_depthwise);
+    r.add_generator<cpp::Backend>("ConvTranspose2D", [](EmitContext& c) { emit_conv_transpose(c, 2); });
+    r.add_generator<cpp::Backend>("ConvTranspose3D", [](EmitContext& c) { emit_conv_transpose(c, 3); });
 }
 
 }  // namespace graft::cpp

@@ -101,12 +101,12 @@ void emit_batch_norm(EmitContext& ctx) {
 }  // namespace
 
 void register_elementwise_emitters(Registry& r) {
-    r.add_cpp_emitter("Activation", emit_activation);
-    r.add_cpp_emitter("Softmax", emit_softmax);
-    r.add_cpp_emitter("Merge", emit_merge);
-    r.add_cpp_emitter("BiasAdd", emit_bias_add);
-    r.add_cpp_emitter("Identity", emit_identity);
-    r.add_cpp_emitter("BatchNormalization", emit_batch_norm);
+    r.add_generator<cpp::Backend>("Activation", emit_activation);
+    r.add_generator<cpp::Backend>("Softmax", emit_softmax);
+    r.add_generator<cpp::Backend>("Merge", emit_merge);
+    r.add_generator<cpp::Backend>("BiasAdd", emit_bias_add);
+    r.add_generator<cpp::Backend>("Identity", emit_identity);
+    r.add_generator<cpp::Backend>("BatchNormalization", emit_batch_norm);
 }
 
 }  // namespace graft::cpp

@@ -35,9 +35,9 @@ void emit_masking(EmitContext& ctx) {
 }  // namespace
 
 void register_embedding_emitters(Registry& r) {
-    r.add_cpp_emitter("Embedding", emit_embedding);
-    r.add_cpp_emitter("NonZeroMask", emit_nonzero_mask);
-    r.add_cpp_emitter("Masking", emit_masking);
+    r.add_generator<cpp::Backend>("Embedding", emit_embedding);
+    r.add_generator<cpp::Backend>("NonZeroMask", emit_nonzero_mask);
+    r.add_generator<cpp::Backend>("Masking", emit_masking);
 }
 
 }  // namespace graft::cpp

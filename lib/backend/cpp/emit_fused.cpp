@@ -105,6 +105,6 @@ void emit_fused(EmitContext& ctx) {
 
 }  // namespace
 
-void register_fused_emitters(Registry& r) { r.add_cpp_emitter(ops::fused::kType, emit_fused); }
+void register_fused_emitters(Registry& r) { r.add_generator<cpp::Backend>(ops::fused::kType, emit_fused); }
 
 }  // namespace graft::cpp

@@ -38,8 +38,8 @@ void emit_batch_matmul(EmitContext& ctx) {
 }  // namespace
 
 void register_linear_emitters(Registry& r) {
-    r.add_cpp_emitter("Linear", emit_linear);
-    r.add_cpp_emitter("BatchMatMul", emit_batch_matmul);
+    r.add_generator<cpp::Backend>("Linear", emit_linear);
+    r.add_generator<cpp::Backend>("BatchMatMul", emit_batch_matmul);
 }
 
 }  // namespace graft::cpp

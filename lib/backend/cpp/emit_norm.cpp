@@ -78,11 +78,11 @@ void emit_prelu(EmitContext& ctx) {
 }  // namespace
 
 void register_norm_emitters(Registry& r) {
-    r.add_cpp_emitter("LayerNorm", emit_layer_norm);
-    r.add_cpp_emitter("GroupNorm", emit_group_norm);
-    r.add_cpp_emitter("L2Normalize", emit_l2_normalize);
-    r.add_cpp_emitter("Affine", emit_affine);
-    r.add_cpp_emitter("PReLU", emit_prelu);
+    r.add_generator<cpp::Backend>("LayerNorm", emit_layer_norm);
+    r.add_generator<cpp::Backend>("GroupNorm", emit_group_norm);
+    r.add_generator<cpp::Backend>("L2Normalize", emit_l2_normalize);
+    r.add_generator<cpp::Backend>("Affine", emit_affine);
+    r.add_generator<cpp::Backend>("PReLU", emit_prelu);
 }
 
 }  // namespace graft::cpp

@@ -22,7 +22,7 @@ void emit_pool(EmitContext& ctx, int nd) {
     const i64 pt = ops::conv_span(op, H, k.at(o), s.at(o), 1, padding).pad_begin;
     const i64 pl = ops::conv_span(op, W, k.at(o + 1), s.at(o + 1), 1, padding).pad_begin;
     use(ctx, "pool");
-    emit_struct(ctx, "Pool", "p",
+    emit_struct(ctx, "PoolParams", "p",
                 {{"n, d, h, w, c", csv({x.size(Axis::N), D, H, W, x.size(Axis::C)})},
                  {"kd, kh, kw", csv({kd, k.at(o), k.at(o + 1)})},
                  {"stride_d, stride_h, stride_w", csv({sd, s.at(o), s.at(o + 1)})},
@@ -37,7 +37,7 @@ void emit_global_pool(EmitContext& ctx) {
     const auto axes = op.attrs().get_order("axes", op.describe());
     const auto kind = op.attr<std::string>("kind");
     const std::size_t na = axes.ndim();
-    use(ctx, "reduce_mid");
+    use(ctx, "pool");
     ctx.constant_i64("outer", ops::prod(x.shape(), 0, 1), "batch");
     ctx.constant_i64("mid", ops::prod(x.shape(), 1, 1 + na), "reduced: " + axes.str());
     ctx.constant_i64("inner", ops::prod(x.shape(), 1 + na, x.ndim()), "kept");
@@ -47,9 +47,9 @@ void emit_global_pool(EmitContext& ctx) {
 }  // namespace
 
 void register_pool_emitters(Registry& r) {
-    r.add_cpp_emitter("Pool2D", [](EmitContext& c) { emit_pool(c, 2); });
-    r.add_cpp_emitter("Pool3D", [](EmitContext& c) { emit_pool(c, 3); });
-    r.add_cpp_emitter("GlobalPool", emit_global_pool);
+    r.add_generator<cpp::Backend>("Pool2D", [](EmitContext& c) { emit_pool(c, 2); });
+    r.add_generator<cpp::Backend>("Pool3D", [](EmitContext& c) { emit_pool(c, 3); });
+    r.add_generator<cpp::Backend>("GlobalPool", emit_global_pool);
 }
 
 }  // namespace graft::cpp

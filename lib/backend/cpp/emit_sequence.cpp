@@ -81,8 +81,8 @@ void emit_attention(EmitContext& ctx) {
 }  // namespace
 
 void register_sequence_emitters(Registry& r) {
-    for (const char* t : {"SimpleRNN", "LSTM", "GRU"}) r.add_cpp_emitter(t, emit_rnn);
-    r.add_cpp_emitter("Attention", emit_attention);
+    for (const char* t : {"SimpleRNN", "LSTM", "GRU"}) r.add_generator<cpp::Backend>(t, emit_rnn);
+    r.add_generator<cpp::Backend>("Attention", emit_attention);
 }
 
 }  // namespace graft::cpp

@@ -102,13 +102,13 @@ void emit_resize(EmitContext& ctx) {
 }  // namespace
 
 void register_shape_emitters(Registry& r) {
-    r.add_cpp_emitter("Transpose", emit_transpose);
-    r.add_cpp_emitter("Reshape", emit_reshape);
-    r.add_cpp_emitter("Concat", emit_concat);
-    r.add_cpp_emitter("Reverse", emit_reverse);
-    r.add_cpp_emitter("Pad", emit_pad);
-    r.add_cpp_emitter("Upsample", emit_upsample);
-    r.add_cpp_emitter("ResizeBilinear", emit_resize);
+    r.add_generator<cpp::Backend>("Transpose", emit_transpose);
+    r.add_generator<cpp::Backend>("Reshape", emit_reshape);
+    r.add_generator<cpp::Backend>("Concat", emit_concat);
+    r.add_generator<cpp::Backend>("Reverse", emit_reverse);
+    r.add_generator<cpp::Backend>("Pad", emit_pad);
+    r.add_generator<cpp::Backend>("Upsample", emit_upsample);
+    r.add_generator<cpp::Backend>("ResizeBilinear", emit_resize);
 }
 
 }  // namespace graft::cpp

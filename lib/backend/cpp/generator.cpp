@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/cpp/generator.hpp"
+#include "rt/headers.hpp"
 #include "graft/optimize/passes.hpp"
 
 namespace graft::cpp {
@@ -100,8 +101,8 @@ public:
 
     const Operator& op() const override { return *code_.op; }
     Writer& body() override { return code_.body; }
-    std::string input(const std::string& name) override { return use(name, false); }
-    std::string output(const std::string& name) override { return use(name, true); }
+    std::string input(const std::string& name) override { return param(name, false); }
+    std::string output(const std::string& name) override { return param(name, true); }
     std::string constant(const std::string& name, std::vector<float> data) override {
         Arg a;
         a.param = code_.names.take(name);
@@ -123,9 +124,10 @@ public:
         return a.param;
     }
     void support(const std::string& key, const std::string& source) override { gen_.add_support(key, source, op()); }
+    void use(const std::string& key) override { gen_.use_kernel(key, op()); }
 
 private:
-    std::string use(const std::string& name, bool out) {
+    std::string param(const std::string& name, bool out) {
         for (auto& a : code_.args)
             if (a.var && a.out == out && a.port == name) {
                 a.used = true;
@@ -140,6 +142,22 @@ private:
 };
 
 }  // namespace
+
+void Generator::use_kernel(const std::string& key, const Operator& op) {
+    if (const auto* h = rt::find_header(key)) {
+        KernelSource k = parse_kernel_header(key, h->text);
+        for (const auto& need : k.needs) use_kernel(need, op);
+        add_support(key, k.body, op);
+        return;
+    }
+    for (const auto& s : sections())  // support sections not yet moved to lib/rt
+        if (key == s.key) {
+            for (const char* d : s.deps) use_kernel(d, op);
+            add_support(s.key, s.source, op);
+            return;
+        }
+    throw GraphError(op.describe() + ": the cpp emitter asks for kernel header '" + key + "', which graft does not have");
+}
 
 void Generator::add_support(const std::string& key, const std::string& source, const Operator& op) {
     for (const auto& [k, s] : support_)
@@ -171,12 +189,12 @@ void Generator::prepare(Graph graph) {
     // Every op needs an emitter: name all the missing ones at once, before anything is written.
     std::set<std::string> missing;
     for (const Operator* op : graph.operators())
-        if (!reg_.find_cpp_emitter(op->type())) missing.insert(op->type());
+        if (!reg_.find_generator<Backend>(op->type())) missing.insert(op->type());
     if (!missing.empty()) {
         std::string list;
         for (const auto& t : missing) list += (list.empty() ? "" : ", ") + t;
         throw UnsupportedError("cpp backend: no C++ emitter for op type" + std::string(missing.size() > 1 ? "s " : " ") + list +
-                               " (a plugin that defines an op must register one with Registry::add_cpp_emitter)");
+                               " (a plugin that defines an op must register one with Registry::add_generator<graft::cpp::Backend>)");
     }
     graph_ = std::move(graph);
     order_ = graph_.topological_order();
@@ -205,13 +223,13 @@ void Generator::emit_ops() {
             code->args.push_back(a);
         }
         OpContext ctx(*code, *this);
-        const auto* entry = reg_.find_cpp_emitter(op->type());
+        const auto entry = reg_.find_generator<Backend>(op->type());
         try {
-            entry->handler(ctx);
+            (*entry.generator)(ctx);
         } catch (const Error&) {
             throw;
         } catch (const std::exception& e) {
-            throw Error(op->describe() + ": the cpp emitter of " + entry->owner.name + " failed: " + e.what());
+            throw Error(op->describe() + ": the cpp emitter of " + entry.owner->name + " failed: " + e.what());
         }
         scratch_floats_ = std::max(scratch_floats_, code->scratch);
         codes_.push_back(std::move(code));

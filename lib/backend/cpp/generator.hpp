@@ -71,6 +71,8 @@ public:
     Sources render() const;  // render.cpp
 
     void add_support(const std::string& key, const std::string& source, const Operator& op);
+    /// Kernel header `key` of lib/rt (or a support section not yet moved there), after what it needs.
+    void use_kernel(const std::string& key, const Operator& op);
 
 private:
     std::string function_text(const OpCode& code) const;

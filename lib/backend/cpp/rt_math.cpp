@@ -7,17 +7,6 @@ namespace graft::cpp {
 
 std::vector<Section> math_sections() {
     std::vector<Section> s;
-    s.push_back({"core", {}, R"graft(
-using i64 = std::int64_t;
-
-inline std::size_t bytes(i64 floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
-
-/// y = x, unless they are the same memory.
-inline void copy(const float* x, float* y, i64 n) {
-    if (x != y && n > 0) std::memmove(y, x, bytes(n));
-}
-)graft"});
-
     s.push_back({"act", {"core"}, R"graft(
 /// Activations with Keras semantics; also the fused epilogues of Dense and the convolutions.
 enum class Act {

@@ -15,15 +15,7 @@ const std::vector<Section>& sections() {
     return all;
 }
 
-void use(EmitContext& ctx, const std::string& key) {
-    for (const auto& s : sections())
-        if (key == s.key) {
-            for (const char* d : s.deps) use(ctx, d);
-            ctx.support(s.key, s.source);
-            return;
-        }
-    throw GraphError("cpp backend: no support section '" + key + "'");
-}
+void use(EmitContext& ctx, const std::string& key) { ctx.use(key); }
 
 std::string act_expr(EmitContext& ctx, const std::string& fn) {
     return act_literal(ctx, ops::act_params(ctx.op(), fn));  // UnsupportedError for an unknown name

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-class Builder final : public KernelBuilder {
+class Builder final : public BuildContext {
 public:
     Builder(const Operator& op, const optimize::MemoryPlan& plan, std::size_t workspace_offset,
             std::vector<std::shared_ptr<const std::vector<float>>>& kept)
@@ -60,16 +60,16 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
             ++p->elided_;
             continue;
         }
-        const auto* gen = reg.find_native_generator(op->type());
+        const auto gen = reg.find_generator<Backend>(op->type());
         if (!gen)
             throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +
                                    ": the native backend has no kernel for op type '" + op->type() + "'");
         Builder b(*op, p->plan_, ws_offset, p->kept_);
-        auto kernel = gen->handler(b);
-        if (!kernel) throw GraphError(op->describe() + ": the native generator returned no kernel");
+        auto kernel = (*gen.generator)(b);
+        if (!kernel) throw GraphError(op->describe() + ": the kernel builder returned no kernel");
         ws_floats = std::max(ws_floats, b.workspace_floats());
         p->kernels_.push_back(std::move(kernel));
-        if (gen->owner.keepalive) p->owners_.push_back(gen->owner);
+        if (gen.owner->keepalive) p->owners_.push_back(*gen.owner);
     }
     p->arena_bytes_ = ws_offset + ws_floats * sizeof(float);
     if (p->arena_bytes_ == 0) p->arena_bytes_ = kAlign;

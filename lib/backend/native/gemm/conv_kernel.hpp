@@ -14,7 +14,7 @@
 
 namespace graft::native::gemm {
 
-std::unique_ptr<Kernel> make_conv2d_kernel(KernelBuilder& b, const kern::Conv2DParams& p, const std::vector<float>& w,
+std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const kern::Conv2DParams& p, const std::vector<float>& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const kern::ActParams& act);
 

@@ -333,7 +333,7 @@ void Winograd::run(const float* x, float* y, const Epilogue& e, float* workspace
     });
 }
 
-std::unique_ptr<Kernel> make_winograd_kernel(KernelBuilder& b, const kern::Conv2DParams& p, int tile,
+std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const kern::Conv2DParams& p, int tile,
                                              const std::vector<float>& w, Slot x, std::optional<Slot> bias,
                                              std::optional<Slot> residual, Slot y, const kern::ActParams& act) {
     const float* u =

@@ -74,7 +74,7 @@ private:
 /// The native Conv2D kernel through Winograd with output tiles of `tile` (make_conv2d_kernel
 /// calls this with Winograd::choose(p) when it is not 0). w is the HWCN kernel; `residual` has
 /// y's shape.
-std::unique_ptr<Kernel> make_winograd_kernel(KernelBuilder& b, const kern::Conv2DParams& p, int tile,
+std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const kern::Conv2DParams& p, int tile,
                                              const std::vector<float>& w, Slot x, std::optional<Slot> bias,
                                              std::optional<Slot> residual, Slot y, const kern::ActParams& act);
 
