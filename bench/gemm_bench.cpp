@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
+#include "cpu/gemm/gemm.hpp"
 
-namespace gg = graft::native::gemm;
+namespace gg = graft::cpu::gemm;
 using Clock = std::chrono::steady_clock;
 
 template <class F>

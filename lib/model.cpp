@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/native/program.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/threadpool.hpp"
 #include "graft/backend/descriptor.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/graft.hpp"
@@ -56,10 +56,10 @@ struct Session::State {
     };
     std::map<std::int64_t, Arena> arenas;
     int threads = 1;
-    std::unique_ptr<native::ThreadPool> pool;  // created on the first run when threads != 1
+    std::unique_ptr<cpu::ThreadPool> pool;  // created on the first run when threads != 1
 
-    native::ThreadPool* thread_pool() {
-        if (!pool && threads != 1) pool = std::make_unique<native::ThreadPool>(threads);
+    cpu::ThreadPool* thread_pool() {
+        if (!pool && threads != 1) pool = std::make_unique<cpu::ThreadPool>(threads);
         return pool.get();
     }
 
@@ -113,7 +113,7 @@ void Model::set_threads(int threads) {
 int Model::threads() const { return shared_->threads; }
 
 int Session::threads() const {
-    return state_->threads == 0 ? native::ThreadPool::hardware_threads() : state_->threads;
+    return state_->threads == 0 ? cpu::ThreadPool::hardware_threads() : state_->threads;
 }
 std::size_t Session::arena_bytes() const {
     std::size_t n = 0;

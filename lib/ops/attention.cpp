@@ -10,12 +10,12 @@ namespace graft::ops {
 
 namespace {
 
-native::kern::AttentionParams attention_params(const Operator& op) {
+cpu::AttentionParams attention_params(const Operator& op) {
     const Variable& q = in(op, "q");
     const Variable& k = in(op, "k");
     const Variable& v = in(op, "v");
     for (const Variable* t : {&q, &k, &v}) expect_axes(op, *t, OrderNTC, "input");
-    native::kern::AttentionParams p;
+    cpu::AttentionParams p;
     p.heads = op.attr<std::int64_t>("heads");
     if (p.heads < 1) shape_fail(op, "heads must be at least 1");
     const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C);
@@ -30,7 +30,7 @@ native::kern::AttentionParams attention_params(const Operator& op) {
             shape_fail(op, "input " + t->describe() + " and query " + q.describe() + " differ in batch");
     const auto score = op.attr<std::string>("score");
     if (score != "dot" && score != "tanh") throw UnsupportedError(op.describe() + ": score '" + score + "' (expected dot or tanh)");
-    p.score = score == "dot" ? native::kern::Score::dot : native::kern::Score::tanh;
+    p.score = score == "dot" ? cpu::Score::dot : cpu::Score::tanh;
     p.scale = static_cast<float>(op.attr<double>("scale"));
     p.causal = op.attr_or<bool>("causal", false);
     if (auto* a = op.input_or_null("a"); a && a->numel() != p.dk)
@@ -56,7 +56,7 @@ std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
     if (op.has_input("a")) a = b.in("a");
     if (op.has_input("vmask")) m = b.in("vmask");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
+        cpu::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
                                 c.at(work));
     });
 }
@@ -120,7 +120,7 @@ std::unique_ptr<native::Kernel> build_matmul(native::BuildContext& b) {
     const std::int64_t M = BK != 0 ? x.numel() / BK : 0, N = BK != 0 ? y.numel() / BK : 0;
     auto xs = b.in("x"), ys = b.in("y"), out = b.out("y");
     return native::make_kernel(
-        [=](const native::RunContext& c) { native::kern::batch_matmul(c.at(xs), c.at(ys), c.at(out), B, M, K, N); });
+        [=](const native::RunContext& c) { cpu::batch_matmul(c.at(xs), c.at(ys), c.at(out), B, M, K, N); });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Convolutions: Conv1D (x NTC, w TCN) and Conv2D (x NHWC, w HWCN), Keras kernel layouts,
 // TF padding rules (valid, same, and causal for 1-D), strides, dilation, fused activation, and an
 // optional residual input r (same shape as y) added before the activation (optimize::fuse_residual).
-#include "backend/native/gemm/conv_kernel.hpp"
+#include "cpu/gemm/conv_kernel.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -11,10 +11,10 @@ namespace {
 const Order kOrderTCN{Axis::T, Axis::C, Axis::N};
 
 /// Geometry of a convolution; 1-D is 2-D with height 1.
-native::kern::Conv2DParams conv_geometry(const Operator& op, bool one_d) {
+cpu::Conv2DParams conv_geometry(const Operator& op, bool one_d) {
     const Variable& x = in(op, "x");
     const Variable& w = in(op, "w");
-    native::kern::Conv2DParams p{};
+    cpu::Conv2DParams p{};
     const auto strides = op.attr<std::vector<std::int64_t>>("strides");
     const auto dil = op.attr<std::vector<std::int64_t>>("dilations");
     const auto padding = op.attr<std::string>("padding");
@@ -80,15 +80,15 @@ std::unique_ptr<native::Kernel> build_conv(native::BuildContext& b, bool one_d) 
     if (op.has_input("r")) res = b.in("r");
     const Variable& wv = *op.input("w");
     if (wv.is_constant())
-        return native::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, res, y, act);
+        return cpu::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, res, y, act);
     const std::size_t count = static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout);
     return native::make_kernel([=](const native::RunContext& c) {
-        if (!res) return native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        if (!res) return cpu::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
         float* out = c.at(y);
         const float* r = c.at(*res);
-        native::kern::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p, native::kern::ActParams{});
+        cpu::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p, cpu::ActParams{});
         for (std::size_t i = 0; i < count; ++i) out[i] += r[i];
-        native::kern::activation(out, out, static_cast<std::int64_t>(count), act);
+        cpu::activation(out, out, static_cast<std::int64_t>(count), act);
     });
 }
 

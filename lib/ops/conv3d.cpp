@@ -14,7 +14,7 @@ std::vector<std::int64_t> ints3(const Operator& op, const char* key) {
     return v;
 }
 
-native::kern::Conv3DParams conv3d_geometry(const Operator& op) {
+cpu::Conv3DParams conv3d_geometry(const Operator& op) {
     const Variable& x = in(op, "x");
     const Variable& w = in(op, "w");
     expect_axes(op, x, OrderNDHWC, "input");
@@ -22,7 +22,7 @@ native::kern::Conv3DParams conv3d_geometry(const Operator& op) {
     const auto s = ints3(op, "strides"), d = ints3(op, "dilations");
     const auto padding = op.attr<std::string>("padding");
     if (padding == "causal") shape_fail(op, "causal padding exists only for 1-D convolutions");
-    native::kern::Conv3DParams p{};
+    cpu::Conv3DParams p{};
     p.n = x.size(Axis::N), p.d = x.size(Axis::D), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.cin = x.size(Axis::C);
     p.kd = w.shape()[0], p.kh = w.shape()[1], p.kw = w.shape()[2], p.cout = w.shape()[4];
     if (w.shape()[3] != p.cin)
@@ -38,21 +38,21 @@ native::kern::Conv3DParams conv3d_geometry(const Operator& op) {
     return p;
 }
 
-native::kern::Pool pool_kind(const Operator& op) {
+cpu::Pool pool_kind(const Operator& op) {
     auto k = op.attr<std::string>("kind");
-    if (k == "max") return native::kern::Pool::max;
-    if (k == "avg") return native::kern::Pool::avg;
+    if (k == "max") return cpu::Pool::max;
+    if (k == "avg") return cpu::Pool::avg;
     throw UnsupportedError(op.describe() + ": pooling kind '" + k + "' (expected max or avg)");
 }
 
-native::kern::Pool3DParams pool3d_geometry(const Operator& op) {
+cpu::Pool3DParams pool3d_geometry(const Operator& op) {
     const Variable& x = in(op, "x");
     expect_axes(op, x, OrderNDHWC, "input");
     const auto k = ints3(op, "pool_size"), s = ints3(op, "strides");
     const auto padding = op.attr<std::string>("padding");
     if (padding == "causal") shape_fail(op, "causal padding is not a pooling padding");
     pool_kind(op);
-    native::kern::Pool3DParams p{};
+    cpu::Pool3DParams p{};
     p.n = x.size(Axis::N), p.d = x.size(Axis::D), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.c = x.size(Axis::C);
     p.kd = k[0], p.kh = k[1], p.kw = k[2], p.stride_d = s[0], p.stride_h = s[1], p.stride_w = s[2];
     const auto sd = conv_span(op, p.d, p.kd, p.stride_d, 1, padding);
@@ -88,7 +88,7 @@ void register_conv3d(Registry& r) {
         std::optional<native::Slot> bias;
         if (op.has_input("b")) bias = b.in("b");
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::conv3d_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+            cpu::conv3d_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
         });
     });
 
@@ -106,7 +106,7 @@ void register_conv3d(Registry& r) {
         auto g = pool3d_geometry(b.op());
         auto kind = pool_kind(b.op());
         auto x = b.in("x"), y = b.out("y");
-        return native::make_kernel([=](const native::RunContext& c) { native::kern::pool3d_ndhwc(c.at(x), c.at(y), g, kind); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::pool3d_ndhwc(c.at(x), c.at(y), g, kind); });
     });
 }
 

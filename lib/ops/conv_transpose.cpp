@@ -38,7 +38,7 @@ Span deconv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64
     return {out, padding == "same" ? total / 2 : 0};
 }
 
-native::kern::ConvTransposeParams geometry(const Operator& op, int nd) {
+cpu::ConvTransposeParams geometry(const Operator& op, int nd) {
     const Variable& x = in(op, "x");
     const Variable& w = in(op, "w");
     const Order& xo = nd == 2 ? OrderNHWC : OrderNDHWC;
@@ -52,7 +52,7 @@ native::kern::ConvTransposeParams geometry(const Operator& op, int nd) {
         shape_fail(op, "strides, dilations and output_padding need " + std::to_string(nd) + " entries");
     if (op_pad.empty()) op_pad.assign(n, -1);
     const auto padding = op.attr<std::string>("padding");
-    native::kern::ConvTransposeParams p{};
+    cpu::ConvTransposeParams p{};
     const std::size_t o = nd == 3 ? 1 : 0;  // offset of H in the spatial lists
     p.n = x.size(Axis::N), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.cin = x.size(Axis::C);
     p.d = nd == 3 ? x.size(Axis::D) : 1;
@@ -97,7 +97,7 @@ void add(Registry& r, const char* type, int nd, const char* doc) {
         std::optional<native::Slot> bias;
         if (op.has_input("b")) bias = b.in("b");
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::conv_transpose3d_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+            cpu::conv_transpose3d_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
         });
     });
 }

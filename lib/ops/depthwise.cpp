@@ -9,7 +9,7 @@ namespace {
 const Axis kMult{"M"};
 const Order kOrderHWCM{Axis::H, Axis::W, Axis::C, kMult};
 
-native::kern::DepthwiseParams dw_geometry(const Operator& op) {
+cpu::DepthwiseParams dw_geometry(const Operator& op) {
     const Variable& x = in(op, "x");
     const Variable& w = in(op, "w");
     expect_axes(op, x, OrderNHWC, "input");
@@ -18,7 +18,7 @@ native::kern::DepthwiseParams dw_geometry(const Operator& op) {
     if (s.size() != 2 || d.size() != 2) shape_fail(op, "strides and dilations need 2 entries");
     const auto padding = op.attr<std::string>("padding");
     if (padding == "causal") shape_fail(op, "causal padding exists only for 1-D convolutions");
-    native::kern::DepthwiseParams p{};
+    cpu::DepthwiseParams p{};
     p.n = x.size(Axis::N), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.cin = x.size(Axis::C);
     p.kh = w.shape()[0], p.kw = w.shape()[1], p.mult = w.shape()[3];
     if (w.shape()[2] != p.cin)
@@ -60,7 +60,7 @@ void register_depthwise(Registry& r) {
         std::optional<native::Slot> bias;
         if (op.has_input("b")) bias = b.in("b");
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::depthwise2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+            cpu::depthwise2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
         });
     });
 }

@@ -14,10 +14,10 @@ Outputs same_as_x(const Operator& op) {
     return {{"y", {x.order(), x.shape()}}};
 }
 
-native::kern::Merge merge_kind(const Operator& op) {
-    static const std::pair<const char*, native::kern::Merge> kinds[] = {
-        {"add", native::kern::Merge::add}, {"sub", native::kern::Merge::sub}, {"mul", native::kern::Merge::mul},
-        {"avg", native::kern::Merge::avg}, {"max", native::kern::Merge::max}, {"min", native::kern::Merge::min}};
+cpu::Merge merge_kind(const Operator& op) {
+    static const std::pair<const char*, cpu::Merge> kinds[] = {
+        {"add", cpu::Merge::add}, {"sub", cpu::Merge::sub}, {"mul", cpu::Merge::mul},
+        {"avg", cpu::Merge::avg}, {"max", cpu::Merge::max}, {"min", cpu::Merge::min}};
     auto k = op.attr<std::string>("op");
     for (auto& [n, m] : kinds)
         if (k == n) return m;
@@ -27,7 +27,7 @@ native::kern::Merge merge_kind(const Operator& op) {
 Outputs infer_merge(const Operator& op) {
     const auto& ins = op.inputs();
     if (ins.empty()) shape_fail(op, "needs at least one input");
-    if (merge_kind(op) == native::kern::Merge::sub && ins.size() != 2)
+    if (merge_kind(op) == cpu::Merge::sub && ins.size() != 2)
         shape_fail(op, "subtract needs exactly 2 inputs, got " + std::to_string(ins.size()));
     const Variable& x0 = *ins[0].second;
     for (auto& [n, v] : ins) {
@@ -66,7 +66,7 @@ std::unique_ptr<native::Kernel> build_bias_add(native::BuildContext& b) {
     auto sp = split_at(*op.input("x"), op.attrs().get_axis("axis"));
     auto x = b.in("x"), bias = b.in("b"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::channel_affine(c.at(x), nullptr, c.at(bias), c.at(y), sp.outer, sp.len, sp.inner);  // x * 1 + b
+        cpu::channel_affine(c.at(x), nullptr, c.at(bias), c.at(y), sp.outer, sp.len, sp.inner);  // x * 1 + b
     });
 }
 
@@ -83,7 +83,7 @@ std::unique_ptr<native::Kernel> build_merge(native::BuildContext& b) {
     return native::make_kernel([=](const native::RunContext& c) {
         const float* ptrs[kMax];
         for (std::size_t i = 0; i < xs.size(); ++i) ptrs[i] = c.at(xs[i]);
-        native::kern::merge(kind, ptrs, static_cast<int>(xs.size()), c.at(y), size);
+        cpu::merge(kind, ptrs, static_cast<int>(xs.size()), c.at(y), size);
     });
 }
 
@@ -104,7 +104,7 @@ void register_elementwise(Registry& r) {
         auto p = act_params(b.op(), b.op().attr<std::string>("activation"));
         auto n = b.op().input("x")->numel();
         auto x = b.in("x"), y = b.out("y");
-        return native::make_kernel([=](const native::RunContext& c) { native::kern::activation(c.at(x), c.at(y), n, p); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::activation(c.at(x), c.at(y), n, p); });
     });
 
     OpSchema s;
@@ -122,7 +122,7 @@ void register_elementwise(Registry& r) {
         auto sp = split_at(*b.op().input("x"), b.op().attrs().get_axis("axis"));
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel(
-            [=](const native::RunContext& c) { native::kern::softmax(c.at(x), c.at(y), sp.outer, sp.len, sp.inner); });
+            [=](const native::RunContext& c) { cpu::softmax(c.at(x), c.at(y), sp.outer, sp.len, sp.inner); });
     });
 
     OpSchema m;

@@ -29,7 +29,7 @@ std::unique_ptr<native::Kernel> build_embedding(native::BuildContext& b) {
     const std::int64_t V = t.shape()[0], D = t.shape()[1], M = op.input("x")->numel();
     auto x = b.in("x"), tab = b.in("table"), y = b.out("y");
     return native::make_kernel(
-        [=](const native::RunContext& c) { native::kern::embedding(c.at(x), c.at(tab), c.at(y), M, V, D); });
+        [=](const native::RunContext& c) { cpu::embedding(c.at(x), c.at(tab), c.at(y), M, V, D); });
 }
 
 Outputs infer_masking(const Operator& op) {
@@ -51,7 +51,7 @@ std::unique_ptr<native::Kernel> build_masking(native::BuildContext& b) {
     const float mv = static_cast<float>(op.attr<double>("mask_value"));
     auto x = b.in("x"), y = b.out("y"), m = b.out("mask");
     return native::make_kernel(
-        [=](const native::RunContext& c) { native::kern::masking(c.at(x), c.at(y), c.at(m), sp.outer, sp.len, mv); });
+        [=](const native::RunContext& c) { cpu::masking(c.at(x), c.at(y), c.at(m), sp.outer, sp.len, mv); });
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ void register_embedding(Registry& r) {
     r.add_generator<native::Backend>("NonZeroMask", [](native::BuildContext& b) {
         const auto n = b.op().input("x")->numel();
         auto x = b.in("x"), m = b.out("mask");
-        return native::make_kernel([=](const native::RunContext& c) { native::kern::nonzero_mask(c.at(x), c.at(m), n); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::nonzero_mask(c.at(x), c.at(m), n); });
     });
 
     OpSchema m;

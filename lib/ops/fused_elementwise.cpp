@@ -1,16 +1,16 @@
 // FusedElementwise (see fused_elementwise.hpp): the program's encoding, its checks, the op schema
-// and the native generator (lib/backend/native/kernels/fused.cpp evaluates the program block by
+// and the native generator (lib/cpu/fused.cpp evaluates the program block by
 // block; large tensors are split over the session's thread pool).
 #include "ops/fused_elementwise.hpp"
 
 #include <algorithm>
 
-#include "backend/native/threadpool.hpp"
+#include "cpu/threadpool.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops::fused {
 
-namespace kern = native::kern;
+namespace kern = cpu;
 
 namespace {
 
@@ -131,7 +131,7 @@ public:
     void run(const native::RunContext& c) const override {
         Job j{&p_, {}, c.at(y_), n_, 0};
         for (std::size_t i = 0; i < xs_.size(); ++i) j.xs[i] = c.at(xs_[i]);
-        const int threads = native::pool_size(c.pool);
+        const int threads = cpu::pool_size(c.pool);
         constexpr i64 kParallelMin = i64{1} << 15;  // below this, one thread is faster
         if (threads <= 1 || n_ < kParallelMin) {
             kern::fused_eval(p_, j.xs, j.y, 0, n_);
@@ -141,7 +141,7 @@ public:
         const i64 tasks = std::min<i64>(blocks, 4 * threads);
         j.chunk = (blocks + tasks - 1) / tasks * kern::kFusedBlock;
         const Job* jp = &j;  // one pointer: the std::function keeps it without allocating
-        native::parallel_for(c.pool, (n_ + j.chunk - 1) / j.chunk, [jp](i64 t) {
+        cpu::parallel_for(c.pool, (n_ + j.chunk - 1) / j.chunk, [jp](i64 t) {
             kern::fused_eval(*jp->p, jp->xs, jp->y, t * jp->chunk, std::min(jp->n, (t + 1) * jp->chunk));
         });
     }

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/native/kernels/fused.hpp"
+#include "cpu/fused.hpp"
 #include "graft/registry.hpp"
 
 namespace graft::ops::fused {
@@ -47,6 +47,6 @@ Program decode(const Operator& op);
 int buffers_needed(const Program& p);
 /// The kernel program of a FusedElementwise op with concrete shapes (broadcast geometry resolved
 /// against y's order, activation parameters, buffers allocated). ShapeError / UnsupportedError.
-native::kern::FusedProgram compile(const Operator& op);
+cpu::FusedProgram compile(const Operator& op);
 
 }  // namespace graft::ops::fused

@@ -85,7 +85,7 @@ std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     if (op.has_input("beta")) be = b.in("beta");
     auto xs = b.in("x"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::layer_norm(c.at(xs), opt_slot(c, g), opt_slot(c, be), c.at(y), M, K, eps);
+        cpu::layer_norm(c.at(xs), opt_slot(c, g), opt_slot(c, be), c.at(y), M, K, eps);
     });
 }
 
@@ -124,7 +124,7 @@ std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     if (op.has_input("beta")) be = b.in("beta");
     auto xs = b.in("x"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::group_norm(c.at(xs), opt_slot(c, g), opt_slot(c, be), c.at(y), N, S, C, G, eps);
+        cpu::group_norm(c.at(xs), opt_slot(c, g), opt_slot(c, be), c.at(y), N, S, C, G, eps);
     });
 }
 
@@ -145,7 +145,7 @@ std::unique_ptr<native::Kernel> build_affine(native::BuildContext& b) {
     const std::int64_t M = K != 0 ? x.numel() / K : 0;
     auto xs = b.in("x"), sc = b.in("scale"), sh = b.in("shift"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::channel_affine(c.at(xs), c.at(sc), c.at(sh), c.at(y), M, K, 1);
+        cpu::channel_affine(c.at(xs), c.at(sc), c.at(sh), c.at(y), M, K, 1);
     });
 }
 
@@ -172,7 +172,7 @@ std::unique_ptr<native::Kernel> build_prelu(native::BuildContext& b) {
     const std::int64_t K = op.input("alpha")->numel();
     const std::int64_t N = K != 0 ? op.input("x")->numel() / K : 0;
     auto xs = b.in("x"), al = b.in("alpha"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) { native::kern::prelu(c.at(xs), c.at(al), c.at(y), N, K); });
+    return native::make_kernel([=](const native::RunContext& c) { cpu::prelu(c.at(xs), c.at(al), c.at(y), N, K); });
 }
 
 }  // namespace
@@ -220,7 +220,7 @@ void register_layer_norm(Registry& r) {
         const std::int64_t M = K != 0 ? x.numel() / K : 0;
         const float eps = static_cast<float>(op.attr<double>("epsilon"));
         auto xs = b.in("x"), y = b.out("y");
-        return native::make_kernel([=](const native::RunContext& c) { native::kern::l2_normalize(c.at(xs), c.at(y), M, K, eps); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::l2_normalize(c.at(xs), c.at(y), M, K, eps); });
     });
 
     OpSchema af;

@@ -1,6 +1,6 @@
 // Linear: y = act(x . w + b), contracting one axis of x (Keras Dense, also TimeDistributed Dense).
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/gemm/gemv.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -44,28 +44,28 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     if (op.has_input("b")) bias = b.in("b");
     // Constant weights are packed once, here: for a single row into the matrix-vector layout
     // (gemv.hpp), else into the GEMM micro-kernels' panel layout.
-    native::gemm::BMatrix packed;
+    cpu::gemm::BMatrix packed;
     const float* row_packed = nullptr;
     if (w.is_constant()) {
         const auto& data = static_cast<const ConstantVariable&>(w).data();
         if (M == 1) {
-            row_packed = b.keep(std::make_shared<const std::vector<float>>(native::gemm::gemv_pack(data.data(), N, K, N)));
+            row_packed = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::gemv_pack(data.data(), N, K, N)));
         } else {
-            packed.data = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(data.data(), N, K, N)));
+            packed.data = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::pack_b(data.data(), N, K, N)));
             packed.packed = true;
         }
     }
     return native::make_kernel([=](const native::RunContext& c) {
-        native::gemm::Epilogue e;
+        cpu::gemm::Epilogue e;
         e.bias = bias ? c.at(*bias) : nullptr;
         e.act = &act;
         if (row_packed) {
-            native::gemm::gemv(N, K, c.at(x), row_packed, c.at(y), e, c.pool);
+            cpu::gemm::gemv(N, K, c.at(x), row_packed, c.at(y), e, c.pool);
             return;
         }
-        native::gemm::BMatrix bm = packed;
+        cpu::gemm::BMatrix bm = packed;
         if (!bm.packed) bm.data = c.at(wt), bm.ld = N;
-        native::gemm::gemm(M, N, K, c.at(x), K, bm, c.at(y), N, e, c.pool);
+        cpu::gemm::gemm(M, N, K, c.at(x), K, bm, c.at(y), N, e, c.pool);
     });
 }
 

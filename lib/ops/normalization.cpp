@@ -48,7 +48,7 @@ std::unique_ptr<native::Kernel> build_bn(native::BuildContext& b) {
     const float* sh = b.keep(shift);
     auto x = b.in("x"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::channel_affine(c.at(x), sc, sh, c.at(y), sp.outer, sp.len, sp.inner);
+        cpu::channel_affine(c.at(x), sc, sh, c.at(y), sp.outer, sp.len, sp.inner);
     });
 }
 

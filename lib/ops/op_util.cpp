@@ -5,7 +5,7 @@
 namespace graft::ops {
 
 namespace {
-using native::kern::Act;
+using cpu::Act;
 const std::map<std::string, Act>& activations() {
     static const std::map<std::string, Act> m = {
         {"linear", Act::linear},         {"relu", Act::relu},
@@ -24,10 +24,10 @@ const std::map<std::string, Act>& activations() {
 
 bool is_known_activation(const std::string& fn) { return activations().count(fn) != 0; }
 
-native::kern::ActParams act_params(const Operator& op, const std::string& fn) {
+cpu::ActParams act_params(const Operator& op, const std::string& fn) {
     auto it = activations().find(fn);
     if (it == activations().end()) throw UnsupportedError(op.describe() + ": unknown activation '" + fn + "'");
-    native::kern::ActParams p;
+    cpu::ActParams p;
     p.kind = it->second;
     p.alpha = static_cast<float>(op.attr_or<double>("alpha", fn == "elu" ? 1.0 : 0.0));
     p.max_value = static_cast<float>(op.attr_or<double>("max_value", -1.0));

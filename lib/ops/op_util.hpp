@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/native/kernels/kernels.hpp"
+#include "cpu/kernels.hpp"
 #include "graft/backend/native_kernel.hpp"
 #include "graft/registry.hpp"
 
@@ -44,7 +44,7 @@ inline Split3 split_at(const Variable& v, const Axis& a) {
 }
 
 /// Activation attributes ("activation", "alpha", "max_value", "threshold") as kernel params.
-native::kern::ActParams act_params(const Operator& op, const std::string& fn);
+cpu::ActParams act_params(const Operator& op, const std::string& fn);
 /// Every activation name the kernels know.
 bool is_known_activation(const std::string& fn);
 

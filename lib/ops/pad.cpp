@@ -52,7 +52,7 @@ void register_pad(Registry& r) {
         for (int i = 0; i < rank; ++i) in[i] = g.in[i], out[i] = g.out[i], begin[i] = g.begin[i];
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank);
+            cpu::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank);
         });
     });
 }

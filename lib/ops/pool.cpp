@@ -5,14 +5,14 @@ namespace graft::ops {
 
 namespace {
 
-native::kern::Pool pool_kind(const Operator& op) {
+cpu::Pool pool_kind(const Operator& op) {
     auto k = op.attr<std::string>("kind");
-    if (k == "max") return native::kern::Pool::max;
-    if (k == "avg") return native::kern::Pool::avg;
+    if (k == "max") return cpu::Pool::max;
+    if (k == "avg") return cpu::Pool::avg;
     throw UnsupportedError(op.describe() + ": pooling kind '" + k + "' (expected max or avg)");
 }
 
-native::kern::Pool2DParams pool_geometry(const Operator& op) {
+cpu::Pool2DParams pool_geometry(const Operator& op) {
     const Variable& x = in(op, "x");
     expect_axes(op, x, OrderNHWC, "input");
     auto size = op.attr<std::vector<std::int64_t>>("pool_size");
@@ -20,7 +20,7 @@ native::kern::Pool2DParams pool_geometry(const Operator& op) {
     auto padding = op.attr<std::string>("padding");
     if (size.size() != 2 || strides.size() != 2) shape_fail(op, "pool_size and strides need 2 entries");
     pool_kind(op);
-    native::kern::Pool2DParams p{};
+    cpu::Pool2DParams p{};
     p.n = x.size(Axis::N), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.c = x.size(Axis::C);
     p.kh = size[0], p.kw = size[1], p.stride_h = strides[0], p.stride_w = strides[1];
     auto sh = conv_span(op, p.h, p.kh, p.stride_h, 1, padding);
@@ -77,7 +77,7 @@ void register_pool(Registry& r) {
         auto g = pool_geometry(b.op());
         auto kind = pool_kind(b.op());
         auto x = b.in("x"), y = b.out("y");
-        return native::make_kernel([=](const native::RunContext& c) { native::kern::pool2d_nhwc(c.at(x), c.at(y), g, kind); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::pool2d_nhwc(c.at(x), c.at(y), g, kind); });
     });
 
     OpSchema g;
@@ -95,7 +95,7 @@ void register_pool(Registry& r) {
         auto kind = pool_kind(op);
         auto xs = b.in("x"), y = b.out("y");
         return native::make_kernel(
-            [=](const native::RunContext& c) { native::kern::reduce_mid(c.at(xs), c.at(y), outer, mid, inner, kind); });
+            [=](const native::RunContext& c) { cpu::reduce_mid(c.at(xs), c.at(y), outer, mid, inner, kind); });
     });
 }
 

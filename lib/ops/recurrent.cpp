@@ -1,8 +1,8 @@
 // Recurrent layers: SimpleRNN, LSTM and GRU over x NTC with Keras weight layouts
 // (w CN [in, gates*units], r CN [units, gates*units], b C). Outputs y (NTC with
 // return_sequences, else NC) and, with return_state, h (and c for LSTM).
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/gemm/gemv.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -12,12 +12,12 @@ namespace {
 int gates_of(const std::string& type) { return type == "LSTM" ? 4 : type == "GRU" ? 3 : 1; }
 bool type_is_lstm(const Operator& op) { return op.type() == "LSTM"; }
 
-native::kern::RnnParams rnn_params(const Operator& op) {
+cpu::RnnParams rnn_params(const Operator& op) {
     const Variable& x = in(op, "x");
     expect_axes(op, x, OrderNTC, "input");
     const int g = gates_of(op.type());
     const std::int64_t u = op.attr<std::int64_t>("units");
-    native::kern::RnnParams p;
+    cpu::RnnParams p;
     p.n = x.size(Axis::N), p.t = x.size(Axis::T), p.i = x.size(Axis::C), p.u = u;
     p.return_sequences = op.attr_or<bool>("return_sequences", false);
     p.go_backwards = op.attr_or<bool>("go_backwards", false);
@@ -68,7 +68,7 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     auto p = rnn_params(op);
     const int g = gates_of(op.type());
     const bool reset_after = op.attr_or<bool>("reset_after", false);
-    auto work = b.workspace(static_cast<std::size_t>(native::kern::rnn_workspace(p, g)));
+    auto work = b.workspace(static_cast<std::size_t>(cpu::rnn_workspace(p, g)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
     std::optional<native::Slot> bias, h, cst, mask;
     if (op.has_input("b")) bias = b.in("b");
@@ -77,11 +77,11 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     if (op.output_or_null("c")) cst = b.out("c");
     // Constant weights are packed once, here, into the GEMM's panel layout (W for the input
     // projection, R for the step products); the pool comes with each run.
-    native::kern::RnnPrepared prep;
+    cpu::RnnPrepared prep;
     const Variable& wv = *op.input("w");
     const Variable& rv = *op.input("r");
     const Variable* bv = op.input_or_null("b");
-    const bool default_acts = p.act.kind == native::kern::Act::tanh && p.rec_act.kind == native::kern::Act::sigmoid;
+    const bool default_acts = p.act.kind == cpu::Act::tanh && p.rec_act.kind == cpu::Act::sigmoid;
     if (type_is_lstm(op) && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() && rv.is_constant() &&
         (!bv || bv->is_constant())) {
         // Batch 1: each step split by units in two slices (one per thread when the pool has
@@ -90,17 +90,17 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
         const std::int64_t g4 = 4 * p.u;
         auto order = [&](const Variable& v, std::int64_t rows) {
             std::vector<float> out(static_cast<std::size_t>(rows * g4));
-            native::kern::rnn_lstm_part_order(static_cast<const ConstantVariable&>(v).data().data(), rows, p.u, parts, out.data());
+            cpu::rnn_lstm_part_order(static_cast<const ConstantVariable&>(v).data().data(), rows, p.u, parts, out.data());
             return out;
         };
         prep.parts = parts;
         const auto wo = order(wv, p.i), ro = order(rv, p.u);
-        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(wo.data(), g4, p.i, g4)));
-        prep.r_gemv = b.keep(std::make_shared<const std::vector<float>>(native::gemm::gemv_pack(ro.data(), g4, p.u, g4)));
+        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::pack_b(wo.data(), g4, p.i, g4)));
+        prep.r_gemv = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::gemv_pack(ro.data(), g4, p.u, g4)));
         if (bv) prep.b_parts = b.keep(std::make_shared<const std::vector<float>>(order(*bv, 1)));
     } else if (wv.is_constant()) {
         const auto& d = static_cast<const ConstantVariable&>(wv).data();
-        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(native::gemm::pack_b(d.data(), g * p.u, p.i, g * p.u)));
+        prep.w_packed = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::pack_b(d.data(), g * p.u, p.i, g * p.u)));
     }
     if (rv.is_constant() && prep.parts == 0) {
         // Panels for products of several rows; the matrix-vector layout when a thread may get a
@@ -108,7 +108,7 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
         const auto& d = static_cast<const ConstantVariable&>(rv).data();
         const bool split = op.type() == "GRU" && !reset_after;
         auto pack = [&](bool gemv) {
-            return b.keep(std::make_shared<const std::vector<float>>(native::kern::rnn_pack_recurrent(d.data(), p.u, g, split, gemv)));
+            return b.keep(std::make_shared<const std::vector<float>>(cpu::rnn_pack_recurrent(d.data(), p.u, g, split, gemv)));
         };
         if (p.n >= 2) prep.r_packed = pack(false);
         if (p.n <= 8) prep.r_gemv = pack(true);
@@ -116,22 +116,22 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const std::string type = op.type();
     auto opt = [](const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; };
     auto with_pool = [prep](const native::RunContext& c) {
-        native::kern::RnnPrepared q = prep;
+        cpu::RnnPrepared q = prep;
         q.pool = c.pool;
         return q;
     };
     if (type == "LSTM")
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work), nullptr,
+            cpu::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work), nullptr,
                                nullptr, opt(c, mask), with_pool(c));
         });
     if (type == "GRU")
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work), nullptr,
+            cpu::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work), nullptr,
                               opt(c, mask), with_pool(c));
         });
     return native::make_kernel([=](const native::RunContext& c) {
-        native::kern::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work), nullptr,
+        cpu::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work), nullptr,
                                  opt(c, mask), with_pool(c));
     });
 }

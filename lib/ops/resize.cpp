@@ -62,7 +62,7 @@ void register_resize(Registry& r) {
         for (int i = 0; i < rank; ++i) shape[i] = x.shape()[i], fs[i] = f[i];
         auto xs = b.in("x"), y = b.out("y");
         return native::make_kernel(
-            [=](const native::RunContext& c) { native::kern::upsample_nearest(c.at(xs), c.at(y), shape.data(), fs.data(), rank); });
+            [=](const native::RunContext& c) { cpu::upsample_nearest(c.at(xs), c.at(y), shape.data(), fs.data(), rank); });
     });
 
     OpSchema s;
@@ -79,7 +79,7 @@ void register_resize(Registry& r) {
         auto g = bilinear_geometry(b.op());
         auto x = b.in("x"), y = b.out("y");
         return native::make_kernel([=](const native::RunContext& c) {
-            native::kern::resize_bilinear_nhwc(c.at(x), c.at(y), g.n, g.h, g.w, g.c, g.oh, g.ow, g.half_pixel);
+            cpu::resize_bilinear_nhwc(c.at(x), c.at(y), g.n, g.h, g.w, g.c, g.oh, g.ow, g.half_pixel);
         });
     });
 }

@@ -25,7 +25,7 @@ std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
     for (int i = 0; i < rank; ++i) shape[i] = x.shape()[i], p[i] = perm[i];
     auto xs = b.in("x"), y = b.out("y");
     return native::make_kernel(
-        [=](const native::RunContext& c) { native::kern::transpose(c.at(xs), c.at(y), shape.data(), p.data(), rank); });
+        [=](const native::RunContext& c) { cpu::transpose(c.at(xs), c.at(y), shape.data(), p.data(), rank); });
 }
 
 /// Output shape of a Reshape: `shape` may hold one kDynamic entry (the batch), solved from
@@ -120,7 +120,7 @@ std::unique_ptr<native::Kernel> build_concat(native::BuildContext& b) {
     return native::make_kernel([=](const native::RunContext& c) {
         const float* ptrs[kMax];
         for (std::size_t i = 0; i < xs.size(); ++i) ptrs[i] = c.at(xs[i]);
-        native::kern::concat(ptrs, lens.data(), static_cast<int>(xs.size()), c.at(y), sp.outer, sp.inner);
+        cpu::concat(ptrs, lens.data(), static_cast<int>(xs.size()), c.at(y), sp.outer, sp.inner);
     });
 }
 

@@ -225,7 +225,7 @@ std::vector<Operator*> grow(const Graph& g, const Registry& reg, Operator* root,
                 Operator* p = v->producer();
                 if (!spec.empty() || !p || in.count(p) || g.is_output(v)) continue;
                 auto pin = operands(g, reg, *p);
-                if (!pin || steps + step_count(*p) > static_cast<std::size_t>(native::kern::kFusedMaxSteps)) continue;
+                if (!pin || steps + step_count(*p) > static_cast<std::size_t>(cpu::kFusedMaxSteps)) continue;
                 bool ok = true;
                 for (Operator* c : g.consumers(v)) {
                     ok = ok && in.count(c);
@@ -265,7 +265,7 @@ bool run(Graph& g, const Registry& reg) {
         Builder b(g, internal);
         for (Operator* op : group) internal[op->output("y")] = b.add(*op, ops.at(op));
         const auto refuse = [&] { g.remove_unused_variables(); };  // drops constants made for nothing
-        if (b.inputs().size() > static_cast<std::size_t>(native::kern::kFusedMaxInputs)) {
+        if (b.inputs().size() > static_cast<std::size_t>(cpu::kFusedMaxInputs)) {
             refuse();
             continue;
         }

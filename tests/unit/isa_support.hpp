@@ -3,13 +3,13 @@
 
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
+#include "cpu/gemm/gemm.hpp"
 
 namespace graft_test {
 
 /// Every ISA the CPU supports (generic, avx2, avx512 as available), leaving the detected one active.
-inline std::vector<graft::native::gemm::Isa> isas() {
-    namespace gg = graft::native::gemm;
+inline std::vector<graft::cpu::gemm::Isa> isas() {
+    namespace gg = graft::cpu::gemm;
     std::vector<gg::Isa> out;
     for (gg::Isa i : {gg::Isa::generic, gg::Isa::avx2, gg::Isa::avx512})
         if (gg::set_isa(i)) out.push_back(i);
@@ -19,7 +19,7 @@ inline std::vector<graft::native::gemm::Isa> isas() {
 
 /// Restores the detected ISA when a test that switches ISAs ends (a failed REQUIRE included).
 struct IsaGuard {
-    ~IsaGuard() { graft::native::gemm::set_isa(graft::native::gemm::detected_isa()); }
+    ~IsaGuard() { graft::cpu::gemm::set_isa(graft::cpu::gemm::detected_isa()); }
 };
 
 }  // namespace graft_test

@@ -9,15 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
 
-namespace gg = graft::native::gemm;
+namespace gg = graft::cpu::gemm;
 using graft_test::IsaGuard;
 using graft_test::isas;
-namespace kern = graft::native::kern;
+namespace kern = graft::cpu;
 using i64 = std::int64_t;
 
 namespace {
@@ -41,7 +41,7 @@ struct Case {
     kern::Act act;
 };
 
-void check_gemm(const Case& c, std::mt19937& rng, graft::native::ThreadPool* pool) {
+void check_gemm(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const i64 lda = c.K + 3, ldb = c.N + 5, ldc = c.N + 2, ldr = c.N + 1;
     auto A = rnd(static_cast<std::size_t>(c.M * lda), rng);
     auto B = rnd(static_cast<std::size_t>(c.K * ldb), rng);
@@ -117,7 +117,7 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
 TEST_CASE("gemm: the thread pool splits rows or columns without changing results", "[gemm]") {
     std::mt19937 rng(11);
     for (int threads : {2, 3}) {
-        graft::native::ThreadPool pool(threads);
+        graft::cpu::ThreadPool pool(threads);
         REQUIRE(pool.size() == threads);
         check_gemm({1, 1000, 512, true, true, false, false, kern::Act::relu}, rng, &pool);   // skinny: columns
         check_gemm({200, 48, 96, false, true, false, true, kern::Act::linear}, rng, &pool);  // tall: rows
@@ -126,16 +126,16 @@ TEST_CASE("gemm: the thread pool splits rows or columns without changing results
 }
 
 TEST_CASE("thread pool: runs every index exactly once, repeatedly", "[gemm]") {
-    graft::native::ThreadPool pool(3);
+    graft::cpu::ThreadPool pool(3);
     std::vector<int> hits(1000, 0);
     for (int round = 0; round < 50; ++round)
-        graft::native::parallel_for(&pool, static_cast<i64>(hits.size()), [&](i64 i) { hits[static_cast<std::size_t>(i)]++; });
+        graft::cpu::parallel_for(&pool, static_cast<i64>(hits.size()), [&](i64 i) { hits[static_cast<std::size_t>(i)]++; });
     for (int h : hits) REQUIRE(h == 50);
 }
 
 namespace {
 
-void check_conv(const kern::Conv2DParams& p, bool bias_on, kern::Act a, std::mt19937& rng, graft::native::ThreadPool* pool) {
+void check_conv(const kern::Conv2DParams& p, bool bias_on, kern::Act a, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     auto x = rnd(static_cast<std::size_t>(p.n * p.h * p.w * p.cin), rng);
     const i64 K = p.kh * p.kw * p.cin;
     auto w = rnd(static_cast<std::size_t>(K * p.cout), rng);
@@ -195,7 +195,7 @@ kern::Conv2DParams geom(i64 n, i64 h, i64 w, i64 cin, i64 k, i64 cout, i64 strid
 TEST_CASE("gemm conv2d: implicit GEMM over NHWC matches a direct double loop", "[gemm]") {
     IsaGuard guard;
     std::mt19937 rng(3);
-    graft::native::ThreadPool pool(2);
+    graft::cpu::ThreadPool pool(2);
     for (gg::Isa isa : isas()) {
         REQUIRE(gg::set_isa(isa));
         INFO("isa " << gg::isa_name(isa));

@@ -9,16 +9,16 @@
 #include <random>
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/gemm/gemv.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
+#include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
 
-namespace gg = graft::native::gemm;
+namespace gg = graft::cpu::gemm;
 using graft_test::IsaGuard;
 using graft_test::isas;
-namespace kern = graft::native::kern;
+namespace kern = graft::cpu;
 using i64 = std::int64_t;
 
 namespace {
@@ -38,7 +38,7 @@ struct Case {
     kern::Act act;
 };
 
-void check(const Case& c, Layout layout, std::mt19937& rng, graft::native::ThreadPool* pool) {
+void check(const Case& c, Layout layout, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const i64 ldw = c.N + 3;
     const auto w = rnd(c.K * ldw, rng), a = rnd(c.K, rng), bias = rnd(c.N, rng), res = rnd(c.N, rng);
     auto y = rnd(c.N + 1, rng);  // y[N] is a guard
@@ -109,7 +109,7 @@ TEST_CASE("gemv: both layouts match a double reference on every ISA", "[gemm]") 
 TEST_CASE("gemv: large B (software prefetch) and the thread pool", "[gemm]") {
     IsaGuard guard;
     std::mt19937 rng(4);
-    graft::native::ThreadPool two(2), three(3);
+    graft::cpu::ThreadPool two(2), three(3);
     for (gg::Isa isa : isas()) {
         REQUIRE(gg::set_isa(isa));
         INFO("isa " << gg::isa_name(isa));

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/native/kernels/kernels.hpp"
+#include "cpu/kernels.hpp"
 
-using namespace graft::native::kern;
+using namespace graft::cpu;
 using i64 = std::int64_t;
 using dvec = std::vector<double>;
 using fvec = std::vector<float>;

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/native/kernels/kernels.hpp"
+#include "cpu/kernels.hpp"
 
-using namespace graft::native::kern;
+using namespace graft::cpu;
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "backend/native/kernels/kernels.hpp"
+#include "cpu/kernels.hpp"
 
-using namespace graft::native::kern;
+using namespace graft::cpu;
 using i64 = std::int64_t;
 
 TEST_CASE("pool2d: wide channel blocks and tails, max and average", "[kernels][pool]") {

@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "backend/native/kernels/kernels.hpp"
+#include "cpu/kernels.hpp"
 
-using namespace graft::native::kern;
+using namespace graft::cpu;
 
 namespace {
 

@@ -10,14 +10,14 @@
 #include <random>
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/gemm/gemv.hpp"
-#include "backend/native/kernels/kernels.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/threadpool.hpp"
 #include "isa_support.hpp"
 
-using namespace graft::native::kern;
-namespace gg = graft::native::gemm;
+using namespace graft::cpu;
+namespace gg = graft::cpu::gemm;
 
 namespace {
 
@@ -155,7 +155,7 @@ void run_and_check(const Setup& s, const RnnPrepared& prep, const dvec& yr, cons
 TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split match a double reference",
           "[kernels][recurrent]") {
     std::mt19937 g(2024);
-    graft::native::ThreadPool two(2), three(3);
+    graft::cpu::ThreadPool two(2), three(3);
     const auto isas = graft_test::isas();
     graft_test::IsaGuard restore;
     for (gg::Isa isa : isas) {
@@ -231,7 +231,7 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
 
 TEST_CASE("recurrent: a large batch split over threads (the parallel threshold is crossed)", "[kernels][recurrent]") {
     std::mt19937 g(77);
-    graft::native::ThreadPool two(2), three(3);
+    graft::cpu::ThreadPool two(2), three(3);
     for (Kind kind : {Kind::rnn, Kind::lstm, Kind::gru})
         for (int variant = 0; variant < 4; ++variant) {
             Setup s;
@@ -274,7 +274,7 @@ TEST_CASE("recurrent: a large batch split over threads (the parallel threshold i
 
 TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier per step)", "[kernels][recurrent]") {
     std::mt19937 g(91);
-    graft::native::ThreadPool one(1), two(2), three(3);
+    graft::cpu::ThreadPool one(1), two(2), three(3);
     const auto isas = graft_test::isas();
     graft_test::IsaGuard restore;
     for (gg::Isa isa : isas) {
@@ -316,8 +316,8 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
                 prep.r_gemv = rg.data();
                 prep.b_parts = with_bias ? bo.data() : nullptr;
                 INFO("isa " << gg::isa_name(isa) << " u " << u << " variant " << variant);
-                for (graft::native::ThreadPool* pool :
-                     {static_cast<graft::native::ThreadPool*>(nullptr), &one, &two, &three}) {
+                for (graft::cpu::ThreadPool* pool :
+                     {static_cast<graft::cpu::ThreadPool*>(nullptr), &one, &two, &three}) {
                     prep.pool = pool;
                     INFO("threads " << (pool ? pool->size() : 0));
                     run_and_check(s, prep, yr, hr, cr);

@@ -13,9 +13,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/kernels/fused.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/fused.hpp"
+#include "cpu/threadpool.hpp"
 #include "graft/backend/descriptor.hpp"
 #include "test_passes_support.hpp"
 
@@ -210,7 +210,7 @@ TEST_CASE("fusion: a fused op absorbs the ops added after it", "[passes][fusion]
 }
 
 TEST_CASE("fusion: the block kernel against a naive loop", "[passes][fusion][kernels]") {
-    using namespace native::kern;
+    using namespace cpu;
     // y = tanh(relu(x0 + b[(i / inner) % len]) * x1) - x0 / 2, over n elements; the broadcast
     // pattern's period does not divide the block (gathered per block), or does (gathered once)
     const auto [len, inner] = GENERATE(std::pair<std::int64_t, std::int64_t>{3, 7}, std::pair<std::int64_t, std::int64_t>{4, 16},
@@ -235,23 +235,23 @@ TEST_CASE("fusion: the block kernel against a naive loop", "[passes][fusion][ker
         std::vector<double> want(x0.size());
         for (std::size_t i = 0; i < x0.size(); ++i)
             want[i] = std::tanh(std::max(0.0, double(x0[i]) + b[(i / static_cast<std::size_t>(inner)) % b.size()]) * x1[i]) - x0[i] / 2.0;
-        const auto was = native::gemm::active_isa();
-        for (auto isa : {native::gemm::Isa::generic, native::gemm::Isa::avx2, native::gemm::Isa::avx512})
+        const auto was = cpu::gemm::active_isa();
+        for (auto isa : {cpu::gemm::Isa::generic, cpu::gemm::Isa::avx2, cpu::gemm::Isa::avx512})
         for (int threads : {1, 3}) {
-            if (!native::gemm::set_isa(isa)) continue;  // the loops are compiled per instruction set
-            INFO(native::gemm::isa_name(isa) << ", " << threads << " threads");
-            native::ThreadPool pool(threads);
+            if (!cpu::gemm::set_isa(isa)) continue;  // the loops are compiled per instruction set
+            INFO(cpu::gemm::isa_name(isa) << ", " << threads << " threads");
+            cpu::ThreadPool pool(threads);
             std::vector<float> y = x0;  // in place over x0
             const float* xs[] = {y.data(), x1.data(), b.data()};
             const std::int64_t chunk = threads == 1 ? n : 4196;  // chunks start out of phase with the pattern
-            native::parallel_for(&pool, (n + chunk - 1) / chunk, [&](std::int64_t t) {
+            cpu::parallel_for(&pool, (n + chunk - 1) / chunk, [&](std::int64_t t) {
                 fused_eval(p, xs, y.data(), t * chunk, std::min(n, (t + 1) * chunk));
             });
             double worst = 0;
             for (std::size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]));
             CHECK(worst <= 1e-5);
         }
-        native::gemm::set_isa(was);
+        cpu::gemm::set_isa(was);
     }
 }
 

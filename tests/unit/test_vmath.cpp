@@ -10,17 +10,17 @@
 #include <random>
 #include <vector>
 
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/kernels/kernels.hpp"
-#include "backend/native/kernels/vmath.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/vmath.hpp"
 
 #include "isa_support.hpp"
 
-namespace gg = graft::native::gemm;
+namespace gg = graft::cpu::gemm;
 using graft_test::IsaGuard;
 using graft_test::isas;
-namespace kern = graft::native::kern;
-namespace vm = graft::native::kern::vmath;
+namespace kern = graft::cpu;
+namespace vm = graft::cpu::vmath;
 using i64 = std::int64_t;
 
 namespace {

@@ -20,17 +20,17 @@
 #include <utility>
 #include <vector>
 
-#include "backend/native/gemm/conv_kernel.hpp"
-#include "backend/native/gemm/gemm.hpp"
-#include "backend/native/gemm/winograd.hpp"
-#include "backend/native/threadpool.hpp"
+#include "cpu/gemm/conv_kernel.hpp"
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/winograd.hpp"
+#include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
 
-namespace gg = graft::native::gemm;
+namespace gg = graft::cpu::gemm;
 using graft_test::IsaGuard;
 using graft_test::isas;
-namespace kern = graft::native::kern;
+namespace kern = graft::cpu;
 using i64 = std::int64_t;
 
 namespace {
@@ -115,11 +115,11 @@ struct Case {
     int tile = 4;  // F(4x4,3x3) or F(2x2,3x3)
 };
 
-void check(const Case& c, std::mt19937& rng, graft::native::ThreadPool* pool) {
+void check(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const auto p = geom(c.n, c.h, c.w, c.cin, c.cout, c.same);
     INFO("F(" << c.tile << "x" << c.tile << ") n=" << c.n << " h=" << c.h << " w=" << c.w << " cin=" << c.cin
               << " cout=" << c.cout << " same=" << c.same << " bias=" << c.bias << " res=" << c.res
-              << " act=" << static_cast<int>(c.act) << " threads=" << graft::native::pool_size(pool)
+              << " act=" << static_cast<int>(c.act) << " threads=" << graft::cpu::pool_size(pool)
               << " isa=" << gg::isa_name(gg::active_isa()));
     REQUIRE(gg::Winograd::applicable(p));
     const Data d = make_data(p, rng);
@@ -141,7 +141,7 @@ void check(const Case& c, std::mt19937& rng, graft::native::ThreadPool* pool) {
     g_worst = std::max(g_worst, err);
     if (std::getenv("GRAFT_TEST_VERBOSE") && std::string(std::getenv("GRAFT_TEST_VERBOSE")) == "2")
         std::printf("  F(%dx%d) n=%ld h=%ld w=%ld cin=%ld cout=%ld threads=%d isa=%s: %.3g\n", c.tile, c.tile,
-                    (long)c.n, (long)c.h, (long)c.w, (long)c.cin, (long)c.cout, graft::native::pool_size(pool),
+                    (long)c.n, (long)c.h, (long)c.w, (long)c.cin, (long)c.cout, graft::cpu::pool_size(pool),
                     gg::isa_name(gg::active_isa()), err);
     CAPTURE(err);
     REQUIRE(err <= kTol);
@@ -183,7 +183,7 @@ TEST_CASE("winograd: odd shapes, paddings and epilogues match a direct double co
 
 TEST_CASE("winograd: two threads split tile blocks or output channels without changing results", "[winograd]") {
     std::mt19937 rng(99);
-    graft::native::ThreadPool pool(2);
+    graft::cpu::ThreadPool pool(2);
     REQUIRE(pool.size() == 2);
     const std::vector<Case> cases = {
         {1, 56, 56, 64, 64, true, true, true, kern::Act::relu},    // many tiles: blocks
@@ -230,7 +230,7 @@ TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, match
     const char* old = std::getenv("GRAFT_WINOGRAD");
     const std::string saved = old ? old : "";
     std::mt19937 rng(5);
-    graft::native::ThreadPool pool(2);
+    graft::cpu::ThreadPool pool(2);
     // 20x18: F(4x4) (2 x 25 tiles); 7x7: F(2x2) (16 tiles of 2x2, only 4 of 4x4).
     for (const auto& [p, tile] :
          {std::pair{geom(2, 20, 18, 32, 48, true), 4}, std::pair{geom(1, 7, 7, 40, 24, true), 2}}) {
@@ -249,7 +249,7 @@ TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, match
             // Winograd asks for scratch (one region per thread); the implicit GEMM needs none.
             CHECK((b.workspace_floats > 0) == on);
             std::vector<float> arena(std::max<std::size_t>(b.workspace_floats, 1), std::nanf(""));
-            for (graft::native::ThreadPool* tp : {static_cast<graft::native::ThreadPool*>(nullptr), &pool}) {
+            for (graft::cpu::ThreadPool* tp : {static_cast<graft::cpu::ThreadPool*>(nullptr), &pool}) {
                 std::fill(y.begin(), y.end(), std::nanf(""));
                 k->run(graft::native::RunContext{reinterpret_cast<std::byte*>(arena.data()), tp});
                 const double err = rel_error(y, want, mag);

@@ -13,6 +13,10 @@
 
 #include "graft/ir/operator.hpp"
 
+namespace graft::cpu {
+class ThreadPool;  // lib/cpu/threadpool.hpp (opaque to plugins)
+}
+
 namespace graft::native {
 
 /// Where a tensor lives while the program runs: at an offset in the session's arena, or in
@@ -26,14 +30,13 @@ struct Slot {
     }
 };
 
-class ThreadPool;  // lib/backend/native/threadpool.hpp (opaque to plugins)
 
 /// Per-run state handed to every kernel.
 struct RunContext {
     std::byte* arena = nullptr;
     /// The session's intra-op thread pool, or null (run on the calling thread). Built-in
     /// kernels split their work over it; a plugin kernel may ignore it.
-    ThreadPool* pool = nullptr;
+    cpu::ThreadPool* pool = nullptr;
     float* at(const Slot& s) const noexcept { return s.get(arena); }
 };
 

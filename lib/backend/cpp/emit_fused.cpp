@@ -8,7 +8,7 @@ namespace graft::cpp {
 
 namespace {
 
-namespace kern = native::kern;
+namespace kern = cpu;
 
 const char* const kBroadcastSource = R"graft(
 /// dst[j] = x[((start + j) / inner) % len] for j < m: the values of a broadcast input (one per

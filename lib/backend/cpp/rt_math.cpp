@@ -1,6 +1,6 @@
 // Support sections of the generated code: activations, per-channel affine maps, merges, softmax,
 // normalizations, embedding lookups and Keras masks. The same maths as graft's native kernels
-// (lib/backend/native/kernels), written as standalone C++17.
+// (lib/cpu), written as standalone C++17.
 #include "backend/cpp/support.hpp"
 
 namespace graft::cpp {

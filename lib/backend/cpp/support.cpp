@@ -21,8 +21,8 @@ std::string act_expr(EmitContext& ctx, const std::string& fn) {
     return act_literal(ctx, ops::act_params(ctx.op(), fn));  // UnsupportedError for an unknown name
 }
 
-std::string act_literal(EmitContext& ctx, const native::kern::ActParams& p) {
-    using native::kern::Act;
+std::string act_literal(EmitContext& ctx, const cpu::ActParams& p) {
+    using cpu::Act;
     static const std::map<Act, const char*> names = {
         {Act::linear, "linear"},         {Act::relu, "relu"},
         {Act::sigmoid, "sigmoid"},       {Act::tanh, "tanh"},

@@ -35,7 +35,7 @@ void use(EmitContext& ctx, const std::string& key);
 /// op's alpha / max_value / threshold attributes; asks for the "act" section.
 std::string act_expr(EmitContext& ctx, const std::string& fn);
 /// The same for resolved activation parameters.
-std::string act_literal(EmitContext& ctx, const native::kern::ActParams& p);
+std::string act_literal(EmitContext& ctx, const cpu::ActParams& p);
 /// The op's fused activation (attribute "activation", default linear).
 inline std::string fused_act(const Operator& op) { return op.attr_or<std::string>("activation", "linear"); }
 

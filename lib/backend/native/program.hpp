@@ -29,7 +29,7 @@ public:
 
     /// Runs every kernel on `arena` (at least arena_bytes(), 64-byte aligned), splitting the
     /// kernels' work over `pool` when given.
-    void run(std::byte* arena, ThreadPool* pool = nullptr) const {
+    void run(std::byte* arena, cpu::ThreadPool* pool = nullptr) const {
         const RunContext ctx{arena, pool};
         for (const auto& k : kernels_) k->run(ctx);
     }

@@ -1,0 +1,347 @@
+// The GEMM driver: instruction-set dispatch, B packing, cache blocking, threading, epilogues,
+// and the implicit-GEMM convolution (row pointers into the NHWC input; no im2col buffer
+// except a per-tile copy when Cin is tiny).
+#include "cpu/gemm/gemm.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/ukernel.hpp"
+#include "cpu/threadpool.hpp"
+
+namespace graft::cpu::gemm {
+
+namespace {
+
+using i64 = std::int64_t;
+
+constexpr i64 kKc = 256;               // k per block (A tile rows stay in L1)
+constexpr i64 kBBlockFloats = 65536;   // B floats per block (256 KB, kept in L2)
+constexpr i64 kIm2colMaxK = 1024;      // per-tile im2col copy for convolutions with tiny Cin
+constexpr i64 kMaxSeg = 64;            // taps per k block
+constexpr i64 kMaxBlockK = 1024;       // largest k block (nseg * len)
+constexpr i64 kParallelMin = 1 << 15;  // M*N*K below this runs on one thread
+
+alignas(64) const float kZeros[kKc] = {};
+
+std::atomic<int> g_isa{-1};
+
+const IsaKernels* table_for(Isa isa) {
+    switch (isa) {
+        case Isa::avx512: return avx512_kernels();
+        case Isa::avx2: return avx2_kernels();
+        default: return generic_kernels();
+    }
+}
+
+bool cpu_supports(Isa isa) {
+    if (isa == Isa::generic) return true;
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (isa == Isa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && avx2_kernels();
+    if (isa == Isa::avx512) return __builtin_cpu_supports("avx512f") && avx512_kernels();
+#endif
+    return false;
+}
+
+const IsaKernels& kernels() { return *table_for(active_isa()); }
+
+inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+
+/// One block of k: nseg segments of len consecutive k, starting at B row kstart.
+/// For a convolution a segment is (tap, channel range); for a matrix it is one range.
+struct KBlock {
+    i64 kstart, nseg, len, tap0, c0;
+};
+
+/// Everything a thread needs to compute part of the product.
+struct Job {
+    const IsaKernels* ik;
+    i64 M, N, K;
+    // A: a matrix (conv == nullptr) or a convolution input.
+    const float* a;
+    i64 lda;
+    const Conv2DParams* conv;
+    bool im2col;  // conv with tiny Cin: copy each tile's rows into a buffer
+    std::vector<KBlock> blocks;
+    BMatrix b;
+    float* c;
+    i64 ldc;
+    Epilogue e;
+    bool relu, other_act;
+};
+
+/// Row pointers of one tile for one k block: ptr[s * kMaxRows + r].
+void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float** ptr, float* abuf) {
+    if (!j.conv) {
+        for (int r = 0; r < rows; ++r) ptr[r] = j.a + (m + r) * j.lda + kb.kstart;
+        return;
+    }
+    const Conv2DParams& p = *j.conv;
+    const i64 hw = p.oh * p.ow;
+    for (int r = 0; r < rows; ++r) {
+        const i64 row = m + r;
+        const i64 n = row / hw, rem = row % hw;
+        const i64 oy = rem / p.ow, ox = rem % p.ow;
+        const i64 iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
+        const float* xn = j.a + n * p.h * p.w * p.cin;
+        if (j.im2col) {
+            // The whole k range (taps x Cin) of this row, contiguous.
+            float* dst = abuf + r * j.K;
+            for (i64 ky = 0; ky < p.kh; ++ky) {
+                const i64 iy = iy0 + ky * p.dil_h;
+                for (i64 kx = 0; kx < p.kw; ++kx, dst += p.cin) {
+                    const i64 ix = ix0 + kx * p.dil_w;
+                    if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+                        for (i64 c = 0; c < p.cin; ++c) dst[c] = 0.f;
+                    else
+                        for (i64 c = 0; c < p.cin; ++c) dst[c] = xn[(iy * p.w + ix) * p.cin + c];
+                }
+            }
+            ptr[r] = abuf + r * j.K;
+            continue;
+        }
+        for (i64 s = 0; s < kb.nseg; ++s) {
+            const i64 tap = kb.tap0 + s;
+            const i64 iy = iy0 + (tap / p.kw) * p.dil_h, ix = ix0 + (tap % p.kw) * p.dil_w;
+            ptr[s * kMaxRows + r] = (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
+                                        ? kZeros
+                                        : xn + (iy * p.w + ix) * p.cin + kb.c0;
+        }
+    }
+}
+
+/// Rows [m0, m1) x panels [p0, p1) of the product, on the calling thread.
+void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
+    const IsaKernels& ik = *j.ik;
+    const i64 npanels = ceil_div(j.N, kPanel);
+    const bool ragged = j.N % kPanel != 0;
+    i64 max_block_k = 0;
+    for (const auto& kb : j.blocks) max_block_k = std::max(max_block_k, kb.nseg * kb.len);
+    const i64 panels_per_block = std::max<i64>(1, kBBlockFloats / (std::max<i64>(1, max_block_k) * kPanel));
+    alignas(64) float tail[kMaxBlockK * kPanel];
+    alignas(64) float abuf[kMaxRows * kIm2colMaxK];
+    const float* ptr[kMaxSeg * kMaxRows];
+    const i64 packed_ps = j.K * kPanel;  // packed panel stride
+
+    for (i64 pb = p0; pb < p1; pb += panels_per_block) {
+        const i64 pe = std::min(p1, pb + panels_per_block);
+        for (std::size_t bi = 0; bi < j.blocks.size(); ++bi) {
+            const KBlock& kb = j.blocks[bi];
+            const bool first = bi == 0, last = bi + 1 == j.blocks.size();
+            const i64 bk = kb.nseg * kb.len;
+            const bool tail_here = !j.b.packed && ragged && pe == npanels;
+            if (tail_here) {
+                const i64 n0 = (npanels - 1) * kPanel, w = j.N - n0;
+                for (i64 k = 0; k < bk; ++k)
+                    for (i64 c = 0; c < kPanel; ++c)
+                        tail[k * kPanel + c] = c < w ? j.b.data[(kb.kstart + k) * j.b.ld + n0 + c] : 0.f;
+            }
+            for (i64 m = m0; m < m1; m += ik.mr) {
+                const int rows = static_cast<int>(std::min<i64>(ik.mr, m1 - m));
+                fill_pointers(j, kb, m, rows, ptr, abuf);
+                for (i64 p = pb; p < pe;) {
+                    int P = ik.pref_p[rows];
+                    while (P > 1 && p + P > pe) P /= 2;
+                    if (tail_here) {  // the ragged panel runs alone, from the padded copy
+                        if (p == npanels - 1) P = 1;
+                        else
+                            while (p + P > npanels - 1) P /= 2;
+                    }
+                    const bool use_tail = tail_here && p == npanels - 1;
+                    UkArgs g;
+                    g.a = ptr;
+                    g.nseg = kb.nseg;
+                    g.len = kb.len;
+                    if (j.b.packed) {
+                        g.b = j.b.data + p * packed_ps + kb.kstart * kPanel;
+                        g.ldb = kPanel;
+                        g.bps = packed_ps;
+                    } else if (use_tail) {
+                        g.b = tail;
+                        g.ldb = kPanel;
+                        g.bps = kPanel;
+                    } else {
+                        g.b = j.b.data + kb.kstart * j.b.ld + p * kPanel;
+                        g.ldb = j.b.ld;
+                        g.bps = kPanel;
+                    }
+                    g.c = j.c + m * j.ldc + p * kPanel;
+                    g.ldc = j.ldc;
+                    g.cols = static_cast<int>(std::min<i64>(P * kPanel, j.N - p * kPanel));
+                    g.load_c = j.e.accumulate || !first;
+                    g.bias = j.e.bias ? j.e.bias + p * kPanel : nullptr;
+                    g.last = last;
+                    g.res = j.e.residual ? j.e.residual + m * j.e.ldr + p * kPanel : nullptr;
+                    g.ldr = j.e.ldr;
+                    g.relu = j.relu;
+                    ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
+                    if (last && j.other_act)
+                        for (int r = 0; r < rows; ++r) activation(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);
+                    p += P;
+                }
+            }
+        }
+    }
+}
+
+void run_job(const Job& j, ThreadPool* pool) {
+    const int T = pool_size(pool);
+    const i64 mr = j.ik->mr;
+    const i64 mt = ceil_div(j.M, mr), np = ceil_div(j.N, kPanel);
+    if (T <= 1 || j.M * j.N * j.K < kParallelMin || (mt < 2 && np < 2)) {
+        run_range(j, 0, j.M, 0, np);
+        return;
+    }
+    if (mt >= 4 * T || np < T) {
+        const i64 chunk = ceil_div(mt, T) * mr;
+        const i64 tasks = ceil_div(j.M, chunk);
+        parallel_for(pool, tasks, [&](i64 t) { run_range(j, t * chunk, std::min(j.M, (t + 1) * chunk), 0, np); });
+    } else {
+        const i64 chunk = ceil_div(np, T);
+        const i64 tasks = ceil_div(np, chunk);
+        parallel_for(pool, tasks, [&](i64 t) { run_range(j, 0, j.M, t * chunk, std::min(np, (t + 1) * chunk)); });
+    }
+}
+
+void set_act(Job& j) {
+    const ActParams* a = j.e.act;
+    j.relu = a && a->kind == Act::relu;
+    j.other_act = a && a->kind != Act::relu && a->kind != Act::linear;
+}
+
+void zero_k(i64 M, i64 N, float* C, i64 ldc, const Epilogue& e) {
+    for (i64 m = 0; m < M; ++m) {
+        float* c = C + m * ldc;
+        if (!e.accumulate)
+            for (i64 n = 0; n < N; ++n) c[n] = e.bias ? e.bias[n] : 0.f;
+        if (e.residual)
+            for (i64 n = 0; n < N; ++n) c[n] += e.residual[m * e.ldr + n];
+        if (e.act && e.act->kind != Act::linear) activation(c, c, N, *e.act);
+    }
+}
+
+}  // namespace
+
+Isa detected_isa() {
+    if (cpu_supports(Isa::avx512)) return Isa::avx512;
+    if (cpu_supports(Isa::avx2)) return Isa::avx2;
+    return Isa::generic;
+}
+
+Isa active_isa() {
+    int v = g_isa.load(std::memory_order_relaxed);
+    if (v >= 0) return static_cast<Isa>(v);
+    Isa isa = detected_isa();
+    if (const char* env = std::getenv("GRAFT_ISA")) {
+        const std::string s = env;
+        Isa want = s == "generic" ? Isa::generic : s == "avx2" ? Isa::avx2 : s == "avx512" ? Isa::avx512 : isa;
+        if (cpu_supports(want)) isa = want;
+    }
+    g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+    return isa;
+}
+
+bool set_isa(Isa isa) {
+    if (!cpu_supports(isa)) return false;
+    g_isa.store(static_cast<int>(isa), std::memory_order_relaxed);
+    return true;
+}
+
+const char* isa_name(Isa isa) { return table_for(isa) ? table_for(isa)->name : "none"; }
+
+std::size_t packed_size(i64 K, i64 N) {
+    return static_cast<std::size_t>(ceil_div(std::max<i64>(N, 0), kPanel) * kPanel * std::max<i64>(K, 0));
+}
+
+void pack_b(const float* w, i64 ldw, i64 K, i64 N, float* out) {
+    const i64 np = ceil_div(N, kPanel);
+    for (i64 p = 0; p < np; ++p) {
+        const i64 n0 = p * kPanel, width = std::min<i64>(kPanel, N - n0);
+        float* dst = out + p * K * kPanel;
+        for (i64 k = 0; k < K; ++k, dst += kPanel) {
+            std::memcpy(dst, w + k * ldw + n0, static_cast<std::size_t>(width) * sizeof(float));
+            for (i64 c = width; c < kPanel; ++c) dst[c] = 0.f;
+        }
+    }
+}
+
+std::vector<float> pack_b(const float* w, i64 ldw, i64 K, i64 N) {
+    std::vector<float> out(packed_size(K, N));
+    pack_b(w, ldw, K, N, out.data());
+    return out;
+}
+
+void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float* C, i64 ldc, const Epilogue& e,
+          ThreadPool* pool) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        zero_k(M, N, C, ldc, e);
+        return;
+    }
+    if (M == 1 && B.packed) {  // a single row: the matrix-vector kernel (gemv.cpp)
+        gemv_packed(N, K, A, B.data, C, e, pool);
+        return;
+    }
+    Job j{};
+    j.ik = &kernels();
+    j.M = M, j.N = N, j.K = K;
+    j.a = A, j.lda = lda;
+    j.b = B;
+    j.c = C, j.ldc = ldc;
+    j.e = e;
+    set_act(j);
+    const i64 nb = ceil_div(K, kKc);
+    const i64 len = ceil_div(K, nb);  // even blocks
+    for (i64 k0 = 0; k0 < K; k0 += len) j.blocks.push_back({k0, 1, std::min(len, K - k0), 0, k0});
+    run_job(j, pool);
+}
+
+void conv2d(const Conv2DParams& p, const float* x, const BMatrix& w, float* y, const Epilogue& e,
+            ThreadPool* pool) {
+    const i64 M = p.n * p.oh * p.ow, N = p.cout, taps = p.kh * p.kw, K = taps * p.cin;
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        zero_k(M, N, y, N, e);
+        return;
+    }
+    Job j{};
+    j.ik = &kernels();
+    j.M = M, j.N = N, j.K = K;
+    j.a = x, j.lda = 0;
+    j.conv = &p;
+    j.b = w;
+    j.c = y, j.ldc = N;
+    j.e = e;
+    set_act(j);
+    if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+        p.oh == p.h && p.ow == p.w) {
+        gemm(M, N, K, x, p.cin, w, y, N, e, pool);  // a plain matrix product
+        return;
+    }
+    if (p.cin < 16 && K <= kIm2colMaxK) {
+        j.im2col = true;
+        j.blocks.push_back({0, 1, K, 0, 0});
+    } else {
+        const i64 chunks = ceil_div(p.cin, kKc);
+        if (chunks == 1) {
+            const i64 group = std::min<i64>(kMaxSeg, std::max<i64>(1, kKc / p.cin));
+            for (i64 t = 0; t < taps; t += group) {
+                const i64 nt = std::min(group, taps - t);
+                j.blocks.push_back({t * p.cin, nt, p.cin, t, 0});
+            }
+        } else {
+            const i64 clen = ceil_div(p.cin, chunks);
+            for (i64 t = 0; t < taps; ++t)
+                for (i64 c0 = 0; c0 < p.cin; c0 += clen)
+                    j.blocks.push_back({t * p.cin + c0, 1, std::min(clen, p.cin - c0), t, c0});
+        }
+    }
+    run_job(j, pool);
+}
+
+}  // namespace graft::cpu::gemm

@@ -1,0 +1,314 @@
+// Recurrent layers (SimpleRNN, LSTM, GRU) with Keras semantics, batch-major x [N,T,I].
+//
+// The input projection x W (+ input bias) of all timesteps is one GEMM into the workspace;
+// each step then accumulates h R straight into that step's rows of the projection (so the
+// gates' pre-activations need no separate add) and runs the cell on them. With R prepacked
+// (RnnPrepared) a batch-1 step is the GEMM's matrix-vector kernel. Batch rows are independent,
+// so with a thread pool each thread runs the whole sequence for its own rows (no per-step
+// synchronization). Workspace layout (floats), every part indexed by batch row:
+//   xp [N*T, G*U] | hr [N, G*U] | h [N, U] | c [N, U] | tmp [N, U] (| hp | cp | o [N, U] with a mask)
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
+#include "cpu/recurrent_parts.hpp"
+#include "cpu/vmath.hpp"
+#include "cpu/threadpool.hpp"
+#include "cpu/internal.hpp"
+
+namespace graft::cpu {
+namespace {
+
+using i64 = std::int64_t;
+
+constexpr i64 kParallelMin = 1 << 17;  // multiply-adds of the whole layer below which it runs on one thread
+
+inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(float); }
+
+/// The batch rows [n0, n1) one thread processes.
+struct Rows {
+    i64 n0, n1;
+    i64 count() const { return n1 - n0; }
+};
+
+struct Work {
+    float *xp, *hr, *h, *c, *tmp;
+    float *hp = nullptr, *cp = nullptr, *o = nullptr;  // masked: states before the step, last output
+};
+
+Work carve(const RnnParams& p, int gates, float* work) {
+    const i64 gu = gates * p.u, nu = p.n * p.u;
+    Work w;
+    w.xp = work;
+    w.hr = w.xp + p.n * p.t * gu;
+    w.h = w.hr + p.n * gu;
+    w.c = w.h + nu;
+    w.tmp = w.c + nu;
+    if (p.masked) {
+        w.hp = w.tmp + nu;
+        w.cp = w.hp + nu;
+        w.o = w.cp + nu;
+        std::memset(w.o, 0, bytes(nu));
+    }
+    return w;
+}
+
+/// Masked step, before: remember the states.
+void mask_save(const RnnParams& p, const float* mask, const Rows& r, Work& w) {
+    if (!mask) return;
+    const i64 o = r.n0 * p.u;
+    std::memcpy(w.hp + o, w.h + o, bytes(r.count() * p.u));
+    std::memcpy(w.cp + o, w.c + o, bytes(r.count() * p.u));
+}
+
+/// Masked step, after: rows whose step is masked get their states back; the output follows.
+void mask_apply(const RnnParams& p, const float* mask, i64 tt, const Rows& r, Work& w) {
+    if (!mask) return;
+    const std::size_t row = bytes(p.u);
+    for (i64 n = r.n0; n < r.n1; ++n) {
+        const i64 o = n * p.u;
+        if (mask[n * p.t + tt] != 0.f) {
+            std::memcpy(w.o + o, w.h + o, row);
+        } else {
+            std::memcpy(w.h + o, w.hp + o, row);
+            std::memcpy(w.c + o, w.cp + o, row);
+            if (p.zero_output_for_mask) std::memset(w.o + o, 0, row);
+        }
+    }
+}
+
+/// What a step emits: the state, or with a mask the masked output.
+const float* out_of(const float* mask, const Work& w) { return mask ? w.o : w.h; }
+
+void init_state(float* s, const float* s0, const RnnParams& p, const Rows& r) {
+    const i64 o = r.n0 * p.u;
+    if (s0)
+        std::memcpy(s + o, s0 + o, bytes(r.count() * p.u));
+    else
+        std::memset(s + o, 0, bytes(r.count() * p.u));
+}
+
+/// B of a product: plain (row stride ld), packed in panels, and/or in the matrix-vector layout.
+struct Mat {
+    const float* plain;
+    std::int64_t ld;
+    const float* packed;
+    const float* gemv;
+};
+
+/// C[M, N] (= or +=) A[M, K] . B.
+void matmul(i64 M, i64 N, i64 K, const float* A, i64 lda, const Mat& B, float* C, i64 ldc, const float* bias,
+            bool accumulate) {
+    gemm::Epilogue e;
+    e.bias = accumulate ? nullptr : bias;
+    e.accumulate = accumulate;
+    if (M == 1 && B.gemv) {
+        gemm::gemv(N, K, A, B.gemv, C, e, nullptr);
+        return;
+    }
+    gemm::BMatrix b;
+    if (B.packed) {
+        b.data = B.packed;
+        b.packed = true;
+    } else {
+        b.data = B.plain;
+        b.ld = B.ld;
+    }
+    gemm::gemm(M, N, K, A, lda, b, C, ldc, e, nullptr);
+}
+
+/// Input projection of rows r for all timesteps: xp[n*T + t, G*U] = x[n*T + t, I] . W + bias.
+void project_inputs(const float* x, const float* W, const float* bias, const RnnParams& p, const RnnPrepared& pr,
+                    int gates, const Rows& r, float* xp) {
+    const i64 gu = gates * p.u;
+    matmul(r.count() * p.t, gu, p.i, x + r.n0 * p.t * p.i, p.i, Mat{W, gu, pr.w_packed, nullptr}, xp + r.n0 * p.t * gu,
+           gu, bias, false);
+}
+
+/// The step's rows of the projection: row n at z(n) = xp + (n*T + tt) * G*U.
+inline float* zrow(const Work& w, const RnnParams& p, i64 gu, i64 n, i64 tt) { return w.xp + (n * p.t + tt) * gu; }
+
+inline i64 time_index(const RnnParams& p, i64 s) { return p.go_backwards ? p.t - 1 - s : s; }
+
+/// Emits the state after processing step s (sequence output), and at the end the final states.
+void emit_step(const RnnParams& p, i64 s, const Rows& r, const float* h, float* y) {
+    if (!p.return_sequences) return;
+    for (i64 n = r.n0; n < r.n1; ++n) std::memcpy(y + (n * p.t + s) * p.u, h + n * p.u, bytes(p.u));
+}
+
+void emit_final(const RnnParams& p, const Rows& r, const float* out, const float* h, float* y, float* h_last) {
+    const i64 o = r.n0 * p.u, cnt = r.count() * p.u;
+    if (!p.return_sequences) std::memcpy(y + o, out + o, bytes(cnt));
+    if (h_last) std::memcpy(h_last + o, h + o, bytes(cnt));
+}
+
+/// Runs body(rows) over the batch: on the calling thread, or split over the pool's threads.
+template <class F>
+void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
+    const int T = pool_size(pool);
+    const i64 macs = p.n * p.t * gates * p.u * (p.i + p.u);
+    if (T <= 1 || p.n < 2 || macs < kParallelMin) {
+        body(Rows{0, p.n});
+        return;
+    }
+    const i64 tasks = std::min<i64>(T, p.n);
+    parallel_for(pool, tasks, [&](i64 t) { body(Rows{t * p.n / tasks, (t + 1) * p.n / tasks}); });
+}
+
+}  // namespace
+
+std::int64_t rnn_workspace(const RnnParams& p, int gates) {
+    const i64 gu = static_cast<i64>(gates) * p.u;
+    return p.n * p.t * gu + p.n * gu + (p.masked ? 6 : 3) * p.n * p.u;
+}
+
+std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv) {
+    const i64 gu = gates * u, first = split_last ? (gates - 1) * u : gu;
+    const auto size = [&](i64 n) { return gemv ? gemm::gemv_packed_size(u, n) : gemm::packed_size(u, n); };
+    const auto pack = [&](const float* src, i64 n, float* dst) {
+        if (gemv)
+            gemm::gemv_pack(src, gu, u, n, dst);
+        else
+            gemm::pack_b(src, gu, u, n, dst);
+    };
+    std::vector<float> out(size(first) + (split_last ? size(u) : 0));
+    pack(R, first, out.data());
+    if (split_last) pack(R + first, u, out.data() + size(first));
+    return out;
+}
+
+void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
+                const RnnParams& p, float* work, const float* h0, const float* mask, const RnnPrepared& pr) {
+    const i64 U = p.u;
+    Work w = carve(p, 1, work);
+    over_rows(p, 1, pr.pool, [&](const Rows& r) {
+        project_inputs(x, W, b, p, pr, 1, r, w.xp);
+        init_state(w.h, h0, p, r);
+        for (i64 s = 0; s < p.t; ++s) {
+            const i64 tt = time_index(p, s);
+            mask_save(p, mask, r, w);
+            matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
+                   p.t * U, nullptr, true);
+            for (i64 n = r.n0; n < r.n1; ++n) activation(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
+            mask_apply(p, mask, tt, r, w);
+            emit_step(p, s, r, out_of(mask, w), y);
+        }
+        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+    });
+}
+
+void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
+          const RnnParams& p, float* work, const float* h0, const float* c0, const float* mask, const RnnPrepared& pr) {
+    const i64 U = p.u, G = 4 * p.u;
+    const bool fused = p.act.kind == Act::tanh && p.rec_act.kind == Act::sigmoid;
+    if (pr.parts > 0) {  // batch 1, steps split by units (recurrent_parts.cpp); weights in part order
+        if (p.n == 1 && fused && pr.w_packed && pr.r_gemv && p.u % (4 * pr.parts) == 0) {
+            detail::lstm_parts(x, y, h_last, c_last, p, work, h0, c0, mask, pr);
+            return;
+        }
+        RnnPrepared plain;  // not applicable: the prepared weights are in the wrong order for the rest
+        plain.pool = pr.pool;
+        lstm(x, W, R, b, y, h_last, c_last, p, work, h0, c0, mask, plain);
+        return;
+    }
+    Work w = carve(p, 4, work);
+    over_rows(p, 4, pr.pool, [&](const Rows& r) {
+        project_inputs(x, W, b, p, pr, 4, r, w.xp);
+        init_state(w.h, h0, p, r);
+        init_state(w.c, c0, p, r);
+        for (i64 s = 0; s < p.t; ++s) {
+            const i64 tt = time_index(p, s);
+            mask_save(p, mask, r, w);
+            matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv}, zrow(w, p, G, r.n0, tt),
+                   p.t * G, nullptr, true);
+            for (i64 n = r.n0; n < r.n1; ++n) {
+                float* z = zrow(w, p, G, n, tt);
+                float* c = w.c + n * U;
+                float* h = w.h + n * U;
+                if (fused) {
+                    vmath::lstm_cell(z, c, h, U);
+                    continue;
+                }
+                float* gi = z;
+                float* gf = z + U;
+                float* gc = z + 2 * U;
+                float* go = z + 3 * U;
+                activation(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
+                activation(gc, gc, U, p.act);
+                activation(go, go, U, p.rec_act);
+                for (i64 j = 0; j < U; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+                activation(c, h, U, p.act);
+                for (i64 j = 0; j < U; ++j) h[j] = go[j] * h[j];
+            }
+            mask_apply(p, mask, tt, r, w);
+            emit_step(p, s, r, out_of(mask, w), y);
+        }
+        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+        if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
+    });
+}
+
+void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
+         const RnnParams& p, float* work, const float* h0, const float* mask, const RnnPrepared& pr) {
+    const i64 U = p.u, G = 3 * p.u;
+    Work w = carve(p, 3, work);
+    const float* b_rec = (reset_after && b) ? b + G : nullptr;
+    // Packed R: the whole matrix (reset_after), or R[:, z|r] then R[:, h] (rnn_pack_recurrent).
+    const Mat r_all{R, G, pr.r_packed, pr.r_gemv};
+    Mat r_h{R + 2 * U, G, nullptr, nullptr};
+    if (!reset_after) {
+        if (pr.r_packed) r_h.packed = pr.r_packed + gemm::packed_size(U, 2 * U);
+        if (pr.r_gemv) r_h.gemv = pr.r_gemv + gemm::gemv_packed_size(U, 2 * U);
+    }
+    over_rows(p, 3, pr.pool, [&](const Rows& r) {
+        project_inputs(x, W, b, p, pr, 3, r, w.xp);  // b row 0 (or the only row) is the input bias
+        init_state(w.h, h0, p, r);
+        for (i64 s = 0; s < p.t; ++s) {
+            const i64 tt = time_index(p, s);
+            mask_save(p, mask, r, w);
+            float* z0 = zrow(w, p, G, r.n0, tt);
+            if (reset_after) {
+                // hr = h R + b_rec for all three gates.
+                matmul(r.count(), G, U, w.h + r.n0 * U, U, r_all, w.hr + r.n0 * G, G, b_rec, false);
+            } else {
+                // z|r pre-activations += h R[:, z|r]; the candidate's recurrent part needs r first.
+                matmul(r.count(), 2 * U, U, w.h + r.n0 * U, U, r_all, z0, p.t * G, nullptr, true);
+            }
+            for (i64 n = r.n0; n < r.n1; ++n) {
+                float* z = zrow(w, p, G, n, tt);
+                float* hh = z + 2 * U;
+                const float* rg = z + U;
+                if (reset_after) {
+                    const float* hr = w.hr + n * G;
+                    for (i64 j = 0; j < 2 * U; ++j) z[j] += hr[j];
+                    activation(z, z, 2 * U, p.rec_act);  // z and r
+                    for (i64 j = 0; j < U; ++j) hh[j] += rg[j] * hr[2 * U + j];
+                } else {
+                    activation(z, z, 2 * U, p.rec_act);
+                    const float* h = w.h + n * U;
+                    float* rh = w.tmp + n * U;
+                    for (i64 j = 0; j < U; ++j) rh[j] = rg[j] * h[j];
+                }
+            }
+            if (!reset_after)  // candidate pre-activation += (r*h) Rh
+                matmul(r.count(), U, U, w.tmp + r.n0 * U, U, r_h, z0 + 2 * U, p.t * G, nullptr, true);
+            for (i64 n = r.n0; n < r.n1; ++n) {
+                const float* zg = zrow(w, p, G, n, tt);
+                float* hh = zrow(w, p, G, n, tt) + 2 * U;
+                float* h = w.h + n * U;
+                if (p.act.kind == Act::tanh) {
+                    vmath::gru_blend(zg, hh, h, U);
+                } else {
+                    activation(hh, hh, U, p.act);
+                    for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
+                }
+            }
+            mask_apply(p, mask, tt, r, w);
+            emit_step(p, s, r, out_of(mask, w), y);
+        }
+        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+    });
+}
+
+}  // namespace graft::cpu

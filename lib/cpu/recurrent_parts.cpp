@@ -1,0 +1,150 @@
+// LSTM at batch 1 with each step split by units over threads (RnnPrepared::parts).
+//
+// At batch 1 nothing else can be split: every step is one matrix-vector product h . R
+// (R read whole from L2) and the cell. With W, R and b regrouped so that a slice of the units
+// has its four gates side by side (rnn_lstm_part_order), slice t computes its own columns of
+// the projection and of h . R, runs the cell on its own units and writes its own part of the
+// next h, so one barrier per step is all the synchronization: h is double-buffered (every slice
+// reads all of h_s while writing its units of h_s+1). Each thread streams only its own slice of
+// R, from its own core's L2. Without a pool the slices run one after the other.
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/ukernel.hpp"
+#include "cpu/recurrent_parts.hpp"
+#include "cpu/vmath.hpp"
+#include "cpu/threadpool.hpp"
+
+namespace graft::cpu {
+
+namespace {
+
+using i64 = std::int64_t;
+
+constexpr i64 kParallelMin = 1 << 17;  // multiply-adds of the layer below which one thread runs it
+
+inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(float); }
+
+/// Threads of one parallel_for meet here once per step. Spins (the wait is a step, about a
+/// microsecond), yielding now and then in case the machine has more threads than cores.
+class SpinBarrier {
+public:
+    explicit SpinBarrier(int n) : n_(n) {}
+    void wait() {
+        const int gen = gen_.load(std::memory_order_acquire);
+        if (count_.fetch_add(1, std::memory_order_acq_rel) == n_ - 1) {
+            count_.store(0, std::memory_order_relaxed);
+            gen_.fetch_add(1, std::memory_order_release);
+            return;
+        }
+        for (int spins = 1; gen_.load(std::memory_order_acquire) == gen; ++spins) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if (spins % 4096 == 0) std::this_thread::yield();
+        }
+    }
+
+private:
+    const int n_;
+    std::atomic<int> count_{0};
+    std::atomic<int> gen_{0};
+};
+
+}  // namespace
+
+void rnn_lstm_part_order(const float* src, std::int64_t rows, std::int64_t u, int parts, float* dst) {
+    const i64 uh = u / parts, g4 = 4 * u;
+    for (i64 r = 0; r < rows; ++r)
+        for (i64 t = 0; t < parts; ++t)
+            for (i64 g = 0; g < 4; ++g)
+                std::memcpy(dst + r * g4 + (t * 4 + g) * uh, src + r * g4 + g * u + t * uh, bytes(uh));
+}
+
+namespace detail {
+
+void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const RnnParams& p, float* work,
+                const float* h0, const float* c0, const float* mask, const RnnPrepared& pr) {
+    const i64 U = p.u, G = 4 * U, P = pr.parts, uh = U / P, cols = 4 * uh;
+    // Workspace (rnn_workspace(p, 4) at n = 1): xp [T, 4U] | h1 [4U] (second h buffer) | h0 [U]
+    // | c [U] | cs [U] (c before a masked step) | - | - | o [U] (masked output).
+    float* xp = work;
+    float* hb[2] = {xp + p.t * G + G, xp + p.t * G};
+    float* c = hb[0] + U;
+    float* cs = c + U;
+    float* o = cs + 3 * U;
+    if (mask) std::memset(o, 0, bytes(U));
+
+    auto slice = [&](i64 t) {
+        const i64 u0 = t * uh;
+        // This slice's columns of the input projection for all timesteps.
+        gemm::Epilogue pe;
+        pe.bias = pr.b_parts ? pr.b_parts + t * cols : nullptr;
+        gemm::BMatrix wb;
+        wb.data = pr.w_packed + (t * cols / gemm::kPanel) * p.i * gemm::kPanel;
+        wb.packed = true;
+        gemm::gemm(p.t, cols, p.i, x, p.i, wb, xp + t * cols, G, pe, nullptr);
+        if (h0)
+            std::memcpy(hb[0] + u0, h0 + u0, bytes(uh));
+        else
+            std::memset(hb[0] + u0, 0, bytes(uh));
+        if (c0)
+            std::memcpy(c + u0, c0 + u0, bytes(uh));
+        else
+            std::memset(c + u0, 0, bytes(uh));
+    };
+    gemm::Epilogue acc;
+    acc.accumulate = true;
+    auto step = [&](i64 t, i64 s) {
+        const i64 u0 = t * uh, tt = p.go_backwards ? p.t - 1 - s : s;
+        const float* hc = hb[s & 1];
+        float* hn = hb[(s + 1) & 1];
+        float* z = xp + tt * G;
+        gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
+        const bool masked = mask && mask[tt] == 0.f;
+        if (masked) std::memcpy(cs + u0, c + u0, bytes(uh));
+        vmath::lstm_cell(z + t * cols, c + u0, hn + u0, uh);
+        if (masked) {  // the step is skipped: states back, output held (or zeroed)
+            std::memcpy(hn + u0, hc + u0, bytes(uh));
+            std::memcpy(c + u0, cs + u0, bytes(uh));
+            if (p.zero_output_for_mask) std::memset(o + u0, 0, bytes(uh));
+        } else if (mask) {
+            std::memcpy(o + u0, hn + u0, bytes(uh));
+        }
+        if (p.return_sequences) std::memcpy(y + s * U + u0, (mask ? o : hn) + u0, bytes(uh));
+    };
+    auto finish = [&](i64 t) {
+        const i64 u0 = t * uh;
+        const float* h = hb[p.t & 1];
+        if (!p.return_sequences) std::memcpy(y + u0, (mask ? o : h) + u0, bytes(uh));
+        if (h_last) std::memcpy(h_last + u0, h + u0, bytes(uh));
+        if (c_last) std::memcpy(c_last + u0, c + u0, bytes(uh));
+    };
+
+    const i64 macs = p.t * G * (p.i + U);
+    if (pool_size(pr.pool) < P || macs < kParallelMin) {
+        for (i64 t = 0; t < P; ++t) slice(t);
+        for (i64 s = 0; s < p.t; ++s)
+            for (i64 t = 0; t < P; ++t) step(t, s);
+        for (i64 t = 0; t < P; ++t) finish(t);
+        return;
+    }
+    // One task per slice; every task waits for all at each step, so they must run at once:
+    // the pool has at least P threads and runs nothing else meanwhile.
+    SpinBarrier barrier(static_cast<int>(P));
+    parallel_for(pr.pool, P, [&](i64 t) {
+        slice(t);
+        barrier.wait();  // h0 complete
+        for (i64 s = 0; s < p.t; ++s) {
+            step(t, s);
+            barrier.wait();  // h_s+1 complete before anyone reads it
+        }
+        finish(t);
+    });
+}
+
+}  // namespace detail
+}  // namespace graft::cpu

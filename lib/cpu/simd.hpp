@@ -1,0 +1,87 @@
+// The float vector types the native kernels are written over, one per instruction set: Vec4
+// (portable 4-float GCC vectors: SSE2 on x86-64, NEON on arm64, scalar elsewhere), Avx2 (8 floats,
+// AVX2 + FMA) and Avx512 (16 floats, AVX-512F). A kernel text (an *_impl.inc) is compiled once per
+// type, inside a region with the matching `#pragma GCC target`, and the copy for the CPU is picked
+// at run time (gemm::active_isa()), so the library needs no -mavx2 / -march flag.
+//
+// Every type has: T (the register), W (floats per register), load / store (unaligned), set1,
+// bcast (a float from memory), zero, add, sub, mul, fma (a*b + c), fnma (c - a*b),
+// max / min (b when either is NaN) and max0 (ReLU).
+#pragma once
+
+namespace graft::cpu::simd {
+
+struct Vec4 {
+    typedef float T __attribute__((vector_size(16)));
+    static constexpr int W = 4;
+    static inline T load(const float* p) {
+        T v;
+        __builtin_memcpy(&v, p, sizeof v);
+        return v;
+    }
+    static inline void store(float* p, T v) { __builtin_memcpy(p, &v, sizeof v); }
+    static inline T set1(float v) { return T{} + v; }
+    static inline T bcast(const float* p) { return T{} + *p; }
+    static inline T zero() { return T{}; }
+    static inline T add(T a, T b) { return a + b; }
+    static inline T sub(T a, T b) { return a - b; }
+    static inline T mul(T a, T b) { return a * b; }
+    static inline T fma(T a, T b, T c) { return a * b + c; }
+    static inline T fnma(T a, T b, T c) { return c - a * b; }
+    static inline T max(T a, T b) { return a > b ? a : b; }
+    static inline T min(T a, T b) { return a < b ? a : b; }
+    static inline T max0(T a) { return a > T{} ? a : T{}; }
+};
+
+}  // namespace graft::cpu::simd
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#define GRAFT_SIMD_X86 1
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace graft::cpu::simd {
+struct Avx2 {
+    using T = __m256;
+    static constexpr int W = 8;
+    static inline T load(const float* p) { return _mm256_loadu_ps(p); }
+    static inline void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+    static inline T set1(float v) { return _mm256_set1_ps(v); }
+    static inline T bcast(const float* p) { return _mm256_broadcast_ss(p); }
+    static inline T zero() { return _mm256_setzero_ps(); }
+    static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
+    static inline T sub(T a, T b) { return _mm256_sub_ps(a, b); }
+    static inline T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+    static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+    static inline T fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
+    static inline T max(T a, T b) { return _mm256_max_ps(a, b); }
+    static inline T min(T a, T b) { return _mm256_min_ps(a, b); }
+    static inline T max0(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
+};
+}  // namespace graft::cpu::simd
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+namespace graft::cpu::simd {
+struct Avx512 {
+    using T = __m512;
+    static constexpr int W = 16;
+    static inline T load(const float* p) { return _mm512_loadu_ps(p); }
+    static inline void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+    static inline T set1(float v) { return _mm512_set1_ps(v); }
+    static inline T bcast(const float* p) { return _mm512_set1_ps(*p); }
+    static inline T zero() { return _mm512_setzero_ps(); }
+    static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
+    static inline T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+    static inline T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+    static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+    static inline T fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
+    static inline T max(T a, T b) { return _mm512_max_ps(a, b); }
+    static inline T min(T a, T b) { return _mm512_min_ps(a, b); }
+    static inline T max0(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
+};
+}  // namespace graft::cpu::simd
+#pragma GCC pop_options
+#endif
