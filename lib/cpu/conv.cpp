@@ -53,7 +53,7 @@ void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y, co
                                  nullptr, true, nullptr);
                 }
             }
-            if (a.kind != Act::linear) activation(yr, yr, row, a);
+            if (a.kind != Act::linear) activate(yr, yr, row, a);
         }
     }
 }

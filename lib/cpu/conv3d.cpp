@@ -54,7 +54,7 @@ void conv3d_ndhwc(const float* x, const float* w, const float* bias, float* y, c
                         }
                     }
                 }
-                if (a.kind != Act::linear) activation(yr, yr, row, a);
+                if (a.kind != Act::linear) activate(yr, yr, row, a);
             }
         }
     }

@@ -76,7 +76,7 @@ void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, f
                         }
                     }
                 }
-                if (a.kind != Act::linear) activation(yr, yr, p.ow * cout, a);
+                if (a.kind != Act::linear) activate(yr, yr, p.ow * cout, a);
             }
         }
     }

@@ -37,7 +37,7 @@ void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* 
                     }
                 }
             }
-            if (a.kind != Act::linear) activation(yr, yr, p.ow * cout, a);
+            if (a.kind != Act::linear) activate(yr, yr, p.ow * cout, a);
         }
     }
 }

@@ -10,35 +10,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "graft_rt/act.hpp"
+
 namespace graft::cpu {
 class ThreadPool;
 }
 
 namespace graft::cpu {
 
-/// An activation applied elementwise, also used as a fused epilogue.
-enum class Act : int {
-    linear, relu, sigmoid, tanh, softplus, softsign, elu, selu,
-    hard_sigmoid,        // Keras 2: clip(0.2x + 0.5, 0, 1)
-    hard_sigmoid_k3,     // Keras 3: clip(x/6 + 0.5, 0, 1)
-    swish,               // x * sigmoid(x)
-    gelu,                // exact: 0.5x(1 + erf(x/sqrt 2))
-    gelu_tanh,           // tanh approximation
-    exponential,
-    leaky_relu,          // x < 0 ? alpha*x : x
-    thresholded_relu,    // x > alpha ? x : 0
-    relu_general,        // Keras ReLU layer: max_value, negative_slope (alpha), threshold
-};
+/// Activations: the table and the reference kernel are graft_rt's (lib/rt/graft_rt/act.hpp).
+using graft_rt::Act;
+using graft_rt::ActParams;
 
-struct ActParams {
-    Act kind = Act::linear;
-    float alpha = 0.f;       // elu alpha, leaky slope, thresholded_relu theta, relu_general negative_slope
-    float max_value = -1.f;  // relu_general: < 0 means none
-    float threshold = 0.f;   // relu_general threshold
-};
-
-/// y[i] = act(x[i]) for i < n. x and y may alias (in place).
-void activation(const float* x, float* y, std::int64_t n, const ActParams& a);
+/// y[i] = act(x[i]) for i < n. x and y may alias (in place). sigmoid and tanh vectorized, the
+/// rest graft_rt::activation.
+void activate(const float* x, float* y, std::int64_t n, const ActParams& a);
 
 /// y[M,N] = act(x[M,K] . w[K,N] + bias[N]); w row-major (Keras Dense layout); bias may be null.
 void dense(const float* x, const float* w, const float* bias, float* y,

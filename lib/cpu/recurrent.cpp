@@ -190,7 +190,7 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
             mask_save(p, mask, r, w);
             matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
                    p.t * U, nullptr, true);
-            for (i64 n = r.n0; n < r.n1; ++n) activation(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
+            for (i64 n = r.n0; n < r.n1; ++n) activate(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
             mask_apply(p, mask, tt, r, w);
             emit_step(p, s, r, out_of(mask, w), y);
         }
@@ -234,11 +234,11 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
                 float* gf = z + U;
                 float* gc = z + 2 * U;
                 float* go = z + 3 * U;
-                activation(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
-                activation(gc, gc, U, p.act);
-                activation(go, go, U, p.rec_act);
+                activate(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
+                activate(gc, gc, U, p.act);
+                activate(go, go, U, p.rec_act);
                 for (i64 j = 0; j < U; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
-                activation(c, h, U, p.act);
+                activate(c, h, U, p.act);
                 for (i64 j = 0; j < U; ++j) h[j] = go[j] * h[j];
             }
             mask_apply(p, mask, tt, r, w);
@@ -282,10 +282,10 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 if (reset_after) {
                     const float* hr = w.hr + n * G;
                     for (i64 j = 0; j < 2 * U; ++j) z[j] += hr[j];
-                    activation(z, z, 2 * U, p.rec_act);  // z and r
+                    activate(z, z, 2 * U, p.rec_act);  // z and r
                     for (i64 j = 0; j < U; ++j) hh[j] += rg[j] * hr[2 * U + j];
                 } else {
-                    activation(z, z, 2 * U, p.rec_act);
+                    activate(z, z, 2 * U, p.rec_act);
                     const float* h = w.h + n * U;
                     float* rh = w.tmp + n * U;
                     for (i64 j = 0; j < U; ++j) rh[j] = rg[j] * h[j];
@@ -300,7 +300,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 if (p.act.kind == Act::tanh) {
                     vmath::gru_blend(zg, hh, h, U);
                 } else {
-                    activation(hh, hh, U, p.act);
+                    activate(hh, hh, U, p.act);
                     for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
                 }
             }

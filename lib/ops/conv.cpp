@@ -88,7 +88,7 @@ std::unique_ptr<native::Kernel> build_conv(native::BuildContext& b, bool one_d) 
         const float* r = c.at(*res);
         cpu::conv2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p, cpu::ActParams{});
         for (std::size_t i = 0; i < count; ++i) out[i] += r[i];
-        cpu::activation(out, out, static_cast<std::int64_t>(count), act);
+        cpu::activate(out, out, static_cast<std::int64_t>(count), act);
     });
 }
 

@@ -104,7 +104,7 @@ void register_elementwise(Registry& r) {
         auto p = act_params(b.op(), b.op().attr<std::string>("activation"));
         auto n = b.op().input("x")->numel();
         auto x = b.in("x"), y = b.out("y");
-        return native::make_kernel([=](const native::RunContext& c) { cpu::activation(c.at(x), c.at(y), n, p); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::activate(c.at(x), c.at(y), n, p); });
     });
 
     OpSchema s;

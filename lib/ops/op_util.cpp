@@ -1,34 +1,30 @@
 #include "ops/op_util.hpp"
 
-#include <map>
-
 namespace graft::ops {
 
 namespace {
-using cpu::Act;
-const std::map<std::string, Act>& activations() {
-    static const std::map<std::string, Act> m = {
-        {"linear", Act::linear},         {"relu", Act::relu},
-        {"sigmoid", Act::sigmoid},       {"tanh", Act::tanh},
-        {"softplus", Act::softplus},     {"softsign", Act::softsign},
-        {"elu", Act::elu},               {"selu", Act::selu},
-        {"hard_sigmoid", Act::hard_sigmoid}, {"hard_sigmoid_keras3", Act::hard_sigmoid_k3},
-        {"swish", Act::swish},           {"silu", Act::swish},
-        {"gelu", Act::gelu},             {"gelu_tanh", Act::gelu_tanh},
-        {"exponential", Act::exponential}, {"leaky_relu", Act::leaky_relu},
-        {"thresholded_relu", Act::thresholded_relu}, {"relu_general", Act::relu_general},
-    };
-    return m;
+/// The activation named `fn` in graft's IR (graft_rt's table; "silu" is Keras' other name of swish).
+bool find_activation(const std::string& fn, graft_rt::Act& kind) {
+    const std::string name = fn == "silu" ? "swish" : fn;
+#define GRAFT_ACT_LOOKUP(k, value) \
+    if (name == #k) {                 \
+        kind = graft_rt::Act::k;      \
+        return true;                  \
+    }
+    GRAFT_RT_ACTIVATIONS(GRAFT_ACT_LOOKUP)
+#undef GRAFT_ACT_LOOKUP
+    return false;
 }
 }  // namespace
 
-bool is_known_activation(const std::string& fn) { return activations().count(fn) != 0; }
+bool is_known_activation(const std::string& fn) {
+    graft_rt::Act kind;
+    return find_activation(fn, kind);
+}
 
 cpu::ActParams act_params(const Operator& op, const std::string& fn) {
-    auto it = activations().find(fn);
-    if (it == activations().end()) throw UnsupportedError(op.describe() + ": unknown activation '" + fn + "'");
     cpu::ActParams p;
-    p.kind = it->second;
+    if (!find_activation(fn, p.kind)) throw UnsupportedError(op.describe() + ": unknown activation '" + fn + "'");
     p.alpha = static_cast<float>(op.attr_or<double>("alpha", fn == "elu" ? 1.0 : 0.0));
     p.max_value = static_cast<float>(op.attr_or<double>("max_value", -1.0));
     p.threshold = static_cast<float>(op.attr_or<double>("threshold", 0.0));

@@ -65,7 +65,7 @@ double act_ref(double x, const ActParams& a) {
         case Act::elu: return x > 0 ? x : a.alpha * (std::exp(x) - 1);
         case Act::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * (std::exp(x) - 1));
         case Act::hard_sigmoid: return std::min(1.0, std::max(0.0, 0.2 * x + 0.5));
-        case Act::hard_sigmoid_k3: return std::min(1.0, std::max(0.0, x / 6 + 0.5));
+        case Act::hard_sigmoid_keras3: return std::min(1.0, std::max(0.0, x / 6 + 0.5));
         case Act::swish: return x * sigmoid_ref(x);
         case Act::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
         case Act::gelu_tanh:
@@ -81,6 +81,7 @@ double act_ref(double x, const ActParams& a) {
             if (a.alpha != 0) t -= a.alpha * std::max(thr - x, 0.0);
             return t;
         }
+        case Act::erf: return std::erf(x);
     }
     return x;
 }
@@ -96,7 +97,7 @@ ActParams act_of(Act k, float alpha = 0.f, float max_value = -1.f, float thresho
 
 float act1(const ActParams& a, float x) {
     float y = 0;
-    activation(&x, &y, 1, a);
+    activate(&x, &y, 1, a);
     return y;
 }
 
@@ -105,12 +106,13 @@ const std::vector<ActParams>& all_acts() {
         act_of(Act::linear),         act_of(Act::relu),        act_of(Act::sigmoid),
         act_of(Act::tanh),           act_of(Act::softplus),    act_of(Act::softsign),
         act_of(Act::elu, 1.f),       act_of(Act::elu, 0.3f),   act_of(Act::selu),
-        act_of(Act::hard_sigmoid),   act_of(Act::hard_sigmoid_k3), act_of(Act::swish),
+        act_of(Act::hard_sigmoid),   act_of(Act::hard_sigmoid_keras3), act_of(Act::swish),
         act_of(Act::gelu),           act_of(Act::gelu_tanh),   act_of(Act::exponential),
         act_of(Act::leaky_relu, 0.3f), act_of(Act::thresholded_relu, 1.f),
         act_of(Act::relu_general, 0.f, 6.f, 0.f), act_of(Act::relu_general, 0.1f, 6.f, 0.5f),
         act_of(Act::relu_general, 0.2f, -1.f, 0.f), act_of(Act::relu_general, 0.f, -1.f, 1.f),
         act_of(Act::relu_general, 0.25f, 2.f, 0.f), act_of(Act::relu_general, 0.1f, 0.3f, 0.5f),
+        act_of(Act::erf),
     };
     return v;
 }
@@ -191,13 +193,13 @@ TEST_CASE("activation: every kind matches the double reference", "[kernels][acti
         if (a.kind == Act::exponential)  // keep e^x finite in float
             for (auto& v : in) v = std::min(v, 20.f);
         fvec y(in.size());
-        activation(in.data(), y.data(), static_cast<i64>(in.size()), a);
+        activate(in.data(), y.data(), static_cast<i64>(in.size()), a);
         dvec ref(in.size());
         for (std::size_t i = 0; i < in.size(); ++i) ref[i] = act_ref(in[i], a);
         check_close(y, ref, 2e-6, "act " + std::to_string(static_cast<int>(a.kind)));
         // In place gives the same result.
         fvec z = in;
-        activation(z.data(), z.data(), static_cast<i64>(z.size()), a);
+        activate(z.data(), z.data(), static_cast<i64>(z.size()), a);
         CHECK(z == y);
     }
 }
@@ -225,10 +227,10 @@ TEST_CASE("activation: hand-computed values", "[kernels][activation]") {
     CHECK(act1(act_of(Act::hard_sigmoid), -3.f) == 0.f);
     CHECK(act1(act_of(Act::hard_sigmoid), 0.f) == 0.5f);
     CHECK(act1(act_of(Act::hard_sigmoid), 1.f) == Approx(0.7f).epsilon(1e-6));
-    CHECK(act1(act_of(Act::hard_sigmoid_k3), 3.f) == 1.f);
-    CHECK(act1(act_of(Act::hard_sigmoid_k3), -3.f) == 0.f);
-    CHECK(act1(act_of(Act::hard_sigmoid_k3), 0.f) == 0.5f);
-    CHECK(act1(act_of(Act::hard_sigmoid_k3), 1.5f) == 0.75f);
+    CHECK(act1(act_of(Act::hard_sigmoid_keras3), 3.f) == 1.f);
+    CHECK(act1(act_of(Act::hard_sigmoid_keras3), -3.f) == 0.f);
+    CHECK(act1(act_of(Act::hard_sigmoid_keras3), 0.f) == 0.5f);
+    CHECK(act1(act_of(Act::hard_sigmoid_keras3), 1.5f) == 0.75f);
     CHECK(act1(act_of(Act::softplus), 0.f) == Approx(0.6931471805599453).epsilon(1e-6));
     CHECK(act1(act_of(Act::softplus), 100.f) == 100.f);
     CHECK(act1(act_of(Act::softplus), -100.f) >= 0.f);

@@ -194,9 +194,9 @@ TEST_CASE("activation: sigmoid and tanh go through the vectorized kernels", "[ke
     std::vector<float> y(x.size());
     kern::ActParams a;
     a.kind = kern::Act::sigmoid;
-    kern::activation(x.data(), y.data(), static_cast<i64>(x.size()), a);
+    kern::activate(x.data(), y.data(), static_cast<i64>(x.size()), a);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == Approx(dsig(x[i])).epsilon(4e-7).margin(1e-30));
     a.kind = kern::Act::tanh;
-    kern::activation(x.data(), y.data(), static_cast<i64>(x.size()), a);
+    kern::activate(x.data(), y.data(), static_cast<i64>(x.size()), a);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == Approx(std::tanh(static_cast<double>(x[i]))).margin(5e-7));
 }

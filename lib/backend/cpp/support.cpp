@@ -22,20 +22,8 @@ std::string act_expr(EmitContext& ctx, const std::string& fn) {
 }
 
 std::string act_literal(EmitContext& ctx, const cpu::ActParams& p) {
-    using cpu::Act;
-    static const std::map<Act, const char*> names = {
-        {Act::linear, "linear"},         {Act::relu, "relu"},
-        {Act::sigmoid, "sigmoid"},       {Act::tanh, "tanh"},
-        {Act::softplus, "softplus"},     {Act::softsign, "softsign"},
-        {Act::elu, "elu"},               {Act::selu, "selu"},
-        {Act::hard_sigmoid, "hard_sigmoid"}, {Act::hard_sigmoid_k3, "hard_sigmoid_k3"},
-        {Act::swish, "swish"},           {Act::gelu, "gelu"},
-        {Act::gelu_tanh, "gelu_tanh"},   {Act::exponential, "exponential"},
-        {Act::leaky_relu, "leaky_relu"}, {Act::thresholded_relu, "thresholded_relu"},
-        {Act::relu_general, "relu_general"},
-    };
     use(ctx, "act");
-    return format("graft_rt::ActParams{graft_rt::Act::{}, {}, {}, {}}", names.at(p.kind), p.alpha, p.max_value, p.threshold);
+    return format("graft_rt::ActParams{graft_rt::Act::{}, {}, {}, {}}", graft_rt::act_name(p.kind), p.alpha, p.max_value, p.threshold);
 }
 
 std::int64_t packed_floats(std::int64_t K, std::int64_t N) { return (N + 15) / 16 * 16 * K; }

@@ -181,7 +181,7 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                     g.relu = j.relu;
                     ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
                     if (last && j.other_act)
-                        for (int r = 0; r < rows; ++r) activation(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);
+                        for (int r = 0; r < rows; ++r) activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);
                     p += P;
                 }
             }
@@ -221,7 +221,7 @@ void zero_k(i64 M, i64 N, float* C, i64 ldc, const Epilogue& e) {
             for (i64 n = 0; n < N; ++n) c[n] = e.bias ? e.bias[n] : 0.f;
         if (e.residual)
             for (i64 n = 0; n < N; ++n) c[n] += e.residual[m * e.ldr + n];
-        if (e.act && e.act->kind != Act::linear) activation(c, c, N, *e.act);
+        if (e.act && e.act->kind != Act::linear) activate(c, c, N, *e.act);
     }
 }
 

@@ -144,7 +144,7 @@ void run_cols(const Problem& q, i64 n0, i64 n1) {
         g.prefetch = q.prefetch;
         const int pi = P == 1 ? 0 : P == 2 ? 1 : P == 4 ? 2 : P == 8 ? 3 : 4;
         (q.blocks ? t.blocks[pi] : t.panels[pi])(g);
-        if (q.other_act) activation(g.c, g.c, g.cols, *q.e->act);
+        if (q.other_act) activate(g.c, g.c, g.cols, *q.e->act);
         n += P * kPanel;
     }
 }
@@ -171,7 +171,7 @@ void run_split_k(const Problem& q, ThreadPool* pool, int T) {
         if (q.relu) v = v > 0.f ? v : 0.f;
         q.c[n] = v;
     }
-    if (q.other_act) activation(q.c, q.c, q.N, *e.act);
+    if (q.other_act) activate(q.c, q.c, q.N, *e.act);
 }
 
 void run(const Problem& q, ThreadPool* pool) {
@@ -239,7 +239,7 @@ void gemv(i64 N, i64 K, const float* a, const float* b_gemv, float* c, const Epi
             if (e.residual) v += e.residual[n];
             c[n] = v;
         }
-        if (e.act && e.act->kind != Act::linear) activation(c, c, N, *e.act);
+        if (e.act && e.act->kind != Act::linear) activate(c, c, N, *e.act);
         return;
     }
     run(problem(N, K, a, b_gemv, true, c, e), pool);
@@ -254,7 +254,7 @@ void gemv_columns(i64 N, i64 K, const float* a, const float* b_gemv, float* c, c
             if (e.residual) v += e.residual[n];
             c[n] = v;
         }
-        if (e.act && e.act->kind != Act::linear) activation(c + n0, c + n0, n1 - n0, *e.act);
+        if (e.act && e.act->kind != Act::linear) activate(c + n0, c + n0, n1 - n0, *e.act);
         return;
     }
     run_cols(problem(N, K, a, b_gemv, true, c, e), n0, n1);

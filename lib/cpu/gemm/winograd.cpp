@@ -289,7 +289,7 @@ void Winograd::run_block(const Block& b, const float* x, float* y, const Epilogu
             tf.output[f](m + t * ng_, mps, dst, res, e.bias ? e.bias + g0 : nullptr, relu, gw);
             if (other_act)
                 for (int k = 0; k < outs; ++k)
-                    if (dst[k]) activation(dst[k], dst[k], gw, *e.act);
+                    if (dst[k]) activate(dst[k], dst[k], gw, *e.act);
         }
     }
 }

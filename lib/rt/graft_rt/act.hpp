@@ -1,0 +1,98 @@
+// graft_rt/act.hpp - activations with Keras semantics; also the fused epilogues of Linear and the
+// convolutions.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "graft_rt/core.hpp"
+
+namespace graft_rt {
+
+/// THE activation table, one line each: X(name, value of input v with parameters a). Everything
+/// else (the Act enum, the names graft's IR uses, the generated code's names and the reference
+/// kernel) is expanded from it, so adding an activation is one line here.
+#define GRAFT_RT_ACTIVATIONS(X)                                                                    \
+    X(linear, v)                                                                         \
+    X(relu, v > 0.f ? v : 0.f)                                                             \
+    X(sigmoid, sigmoid(v))                                                              \
+    X(tanh, std::tanh(v))                                                                  \
+    /* log(1 + e^v) without overflow */                                                            \
+    X(softplus, std::max(v, 0.f) + std::log1p(std::exp(-std::fabs(v))))                \
+    X(softsign, v / (1.f + std::fabs(v)))                                              \
+    X(elu, v > 0.f ? v : a.alpha * std::expm1(v))                                           \
+    X(selu, v > 0.f ? kSeluScale * v : kSeluScaleAlpha * std::expm1(v))                    \
+    /* Keras 2: clip(0.2v + 0.5, 0, 1) */                                                          \
+    X(hard_sigmoid, std::min(std::max(0.2f * v + 0.5f, 0.f), 1.f))                 \
+    /* Keras 3: relu6(v + 3) / 6 */                                                                \
+    X(hard_sigmoid_keras3, std::min(std::max(v + 3.f, 0.f), 6.f) / 6.f)     \
+    X(swish, v * sigmoid(v))                                                              \
+    /* 0.5v(1 + erf(v / sqrt 2)), with erfc for the precision at negative v */                     \
+    X(gelu, 0.5f * v * std::erfc(-v * 0.70710678118654752f))                               \
+    X(gelu_tanh, 0.5f * v * (1.f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)))) \
+    X(exponential, std::exp(v))                                                     \
+    X(leaky_relu, v < 0.f ? a.alpha * v : v)                                         \
+    X(thresholded_relu, v > a.alpha ? v : 0.f)                                 \
+    /* the Keras ReLU layer: max_value, negative_slope (alpha), threshold */                       \
+    X(relu_general, relu_general(v, a))                                            \
+    X(erf, std::erf(v))
+
+enum class Act : int {
+#define GRAFT_RT_ACT_ENUM(kind, value) kind,
+    GRAFT_RT_ACTIVATIONS(GRAFT_RT_ACT_ENUM)
+#undef GRAFT_RT_ACT_ENUM
+};
+
+struct ActParams {
+    Act kind = Act::linear;
+    float alpha = 0.f;       // elu alpha, leaky slope, thresholded_relu theta, relu_general negative slope
+    float max_value = -1.f;  // relu_general: < 0 means none
+    float threshold = 0.f;   // relu_general
+};
+
+constexpr float kSeluScale = 1.0507009873554805f;
+constexpr float kSeluScaleAlpha = static_cast<float>(1.0507009873554805 * 1.6732632423543772);
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+
+inline float sigmoid(float v) {
+    if (v >= 0.f) return 1.f / (1.f + std::exp(-v));  // never exponentiates a large positive number
+    const float e = std::exp(v);
+    return e / (1.f + e);
+}
+
+/// keras.backend.relu(v, alpha=negative_slope, max_value, threshold).
+inline float relu_general(float v, const ActParams& a) {
+    float t = a.threshold != 0.f ? (v > a.threshold ? v : 0.f) : (v > 0.f ? v : 0.f);
+    if (a.max_value >= 0.f) t = std::min(std::max(t, 0.f), a.max_value);
+    if (a.alpha != 0.f) t -= a.alpha * std::max(a.threshold - v, 0.f);
+    return t;
+}
+
+/// The name of an activation in graft's IR ("relu"), or null for a value outside the table.
+inline const char* act_name(Act kind) {
+    switch (kind) {
+#define GRAFT_RT_ACT_NAME(kind, value) \
+    case Act::kind: return #kind;
+        GRAFT_RT_ACTIVATIONS(GRAFT_RT_ACT_NAME)
+#undef GRAFT_RT_ACT_NAME
+    }
+    return nullptr;
+}
+
+/// y[i] = act(x[i]) for i < n; x and y may be the same memory.
+inline void activation(const float* x, float* y, i64 n, const ActParams& a) {
+    switch (a.kind) {
+#define GRAFT_RT_ACT_CASE(kind, value)  \
+    case Act::kind:                           \
+        for (i64 i = 0; i < n; ++i) {         \
+            const float v = x[i];             \
+            y[i] = value;                     \
+        }                                     \
+        return;
+        GRAFT_RT_ACTIVATIONS(GRAFT_RT_ACT_CASE)
+#undef GRAFT_RT_ACT_CASE
+    }
+    copy(x, y, n);  // not in the table: unreachable for a value made from it
+}
+
+}  // namespace graft_rt
