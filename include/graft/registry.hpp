@@ -59,6 +59,14 @@ struct OpSchema {
     /// The op applies attributes activation/alpha/max_value/threshold to its output "y" (a fused
     /// epilogue, see ops::act_params); the optimizer folds a following Activation into it.
     bool activation_epilogue = false;
+
+    // ---- traits the optimizer reads instead of op-type names ------------------------------
+    /// For these attributes the op computes y = x (remove_noops drops it). Null: never.
+    std::function<bool(const Operator&)> is_noop;
+    /// y = x . w (+ b) with w's last axis the output channel and b in order C (Linear, Conv1D,
+    /// Conv2D): a per-channel scale and shift right after it fold into w and b (fold_batchnorm).
+    bool folds_channel_scale = false;
+
     std::string doc;
 };
 

@@ -4,6 +4,7 @@
 //               vmask NT; y NTC [N,Tq,heads*DV]; see kern::attention for the maths.
 //   BatchMatMul x, y  attrs batch (axis), x_axis, y_axis (contracted), out_order (names of the
 //               result: batch, x's other axes, then y's other axes).
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

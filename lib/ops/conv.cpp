@@ -2,6 +2,7 @@
 // TF padding rules (valid, same, and causal for 1-D), strides, dilation, fused activation, and an
 // optional residual input r (same shape as y) added before the activation (optimize::fuse_residual).
 #include "cpu/gemm/conv_kernel.hpp"
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -1,5 +1,6 @@
 // Conv3D (x NDHWC, w DHWCN = Keras (kd, kh, kw, c_in, c_out)) and Pool3D (max/avg over NDHWC);
 // TF padding rules (valid, same), strides, dilation, fused activation.
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

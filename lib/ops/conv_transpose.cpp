@@ -2,6 +2,7 @@
 // ConvTranspose3D (x NDHWC, w DHWNC). Output size and padding follow Keras' deconv_output_length
 // and TF's conv2d_transpose: attrs strides, dilations, padding valid|same, output_padding
 // (optional; none means Keras' default output size).
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

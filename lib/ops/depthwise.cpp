@@ -1,5 +1,6 @@
 // DepthwiseConv2D: x NHWC, w [kh, kw, c_in, depth_multiplier] (Keras layout, order HWC[M]),
 // bias [c_in * M]; output channel c * M + m. TF padding rules, strides, dilation, activation.
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -3,6 +3,7 @@
 // no-ops such as Dropout). All accept any order.
 #include <cstring>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

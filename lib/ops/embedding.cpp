@@ -4,6 +4,7 @@
 //   NonZeroMask x -> mask = (x != 0), same type (Embedding mask_zero).
 //   Masking     x  attrs axis (feature axis), mask_value -> y (rows equal to mask_value
 //               everywhere zeroed) and mask (x's order without `axis`).
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

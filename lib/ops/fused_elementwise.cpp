@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cpu/threadpool.hpp"
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops::fused {

@@ -12,6 +12,7 @@
 //               axis of x but the batch (its own order names them).
 // Each op asks for the reduced / parameter axes last (GroupNorm: batch first, axis last), so the
 // kernels see rows.
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

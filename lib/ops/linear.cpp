@@ -1,6 +1,7 @@
 // Linear: y = act(x . w + b), contracting one axis of x (Keras Dense, also TimeDistributed Dense).
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

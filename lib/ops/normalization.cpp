@@ -2,6 +2,7 @@
 // axis. The native generator folds it into one scale and shift per channel when it is built.
 #include <cmath>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -55,24 +55,4 @@ struct Span {
 Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
                const std::string& padding);
 
-/// Registration of each family into a registry.
-void register_linear(Registry& r);
-void register_conv(Registry& r);
-void register_pool(Registry& r);
-void register_elementwise(Registry& r);
-void register_normalization(Registry& r);
-void register_shape(Registry& r);
-void register_recurrent(Registry& r);
-void register_reverse(Registry& r);  // reverse.cpp
-void register_layer_norm(Registry& r);
-void register_embedding(Registry& r);
-void register_attention(Registry& r);
-// convolution / pooling / shape families (conv3d.cpp, conv_transpose.cpp, depthwise.cpp, pad.cpp, resize.cpp)
-void register_conv3d(Registry& r);
-void register_conv_transpose(Registry& r);
-void register_depthwise(Registry& r);
-void register_pad(Registry& r);
-void register_resize(Registry& r);
-void register_fused_elementwise(Registry& r);  // fused_elementwise.cpp (made by the optimizer)
-
 }  // namespace graft::ops

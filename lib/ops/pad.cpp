@@ -2,6 +2,7 @@
 // (one per axis; a negative amount crops). y's size along an axis is begin + size + end.
 #include <array>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -1,4 +1,5 @@
 // Pooling: Pool2D (max/avg over NHWC windows) and GlobalPool (max/mean over spatial axes).
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

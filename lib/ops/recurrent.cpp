@@ -3,6 +3,7 @@
 // return_sequences, else NC) and, with return_state, h (and c for LSTM).
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -2,6 +2,7 @@
 // ResizeBilinear (NHWC, integer factors; legacy TF 1 or half-pixel TF 2 sampling).
 #include <array>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -2,6 +2,7 @@
 // backward layer's output sequence back in time order).
 #include <cstring>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -2,6 +2,7 @@
 // the elements of x, laid out in `in_order`, as `out_order` with `shape`) and Concat.
 #include <cstring>
 
+#include "ops/legacy_families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {

@@ -62,7 +62,4 @@ GRAFT_API Sources generate_sources(Graph graph, const Registry& registry, const 
 /// A C++ identifier made from `s` (letters, digits and '_'; never a keyword, never empty).
 GRAFT_API std::string identifier(const std::string& s);
 
-/// Registers the built-in emitters (lib/registry.cpp calls this).
-GRAFT_API void register_builtin_emitters(Registry& r);
-
 }  // namespace graft::cpp

@@ -2,7 +2,8 @@
 // ConvTranspose2D / 3D. Geometry from the shapes and TF padding rules (ops::conv_span).
 #include <algorithm>
 
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -2,7 +2,8 @@
 // into one scale and shift per channel at generation time).
 #include <cmath>
 
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -1,5 +1,6 @@
 // C++ emitters: Embedding, NonZeroMask and Masking (Keras masks).
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -1,7 +1,8 @@
 // C++ emitter: FusedElementwise (ops/fused_elementwise.hpp). The program becomes straight code:
 // a loop over blocks (kern::kFusedBlock elements), broadcast inputs gathered into block buffers,
 // then one loop per step - the same evaluation order and block buffers as the native kernel.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 #include "ops/fused_elementwise.hpp"
 
 namespace graft::cpp {

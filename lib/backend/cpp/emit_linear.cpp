@@ -1,5 +1,6 @@
 // C++ emitters: Linear (Keras Dense) and BatchMatMul, both on graft_rt::gemm.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -1,6 +1,7 @@
 // C++ emitters: LayerNorm, GroupNorm, L2Normalize, Affine and PReLU. Each op asks for its
 // reduced or parameter axes last (lib/ops/layer_norm.cpp), so the kernels see rows.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

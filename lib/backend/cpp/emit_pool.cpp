@@ -1,5 +1,6 @@
 // C++ emitters: Pool2D, Pool3D (max / average windows over NHWC / NDHWC) and GlobalPool.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -1,5 +1,6 @@
 // C++ emitters: SimpleRNN, LSTM, GRU (with Keras masks) and Attention.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

@@ -1,5 +1,6 @@
 // C++ emitters: Transpose, Reshape, Concat, Reverse, Pad, Upsample and ResizeBilinear.
-#include "backend/cpp/support.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/legacy_families.hpp"
 
 namespace graft::cpp {
 

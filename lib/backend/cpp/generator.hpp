@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpp/support.hpp"
+#include "backend/cpp/sections.hpp"
+#include "ops/emit_util.hpp"
 #include "graft/backend/cpp.hpp"
 #include "graft/optimize/passes.hpp"
 

@@ -2,7 +2,8 @@
 // (Dense, batched products, 2-D / 3-D / depthwise / transposed convolutions). The loop structure
 // mirrors graft's native GEMM: B prepacked into column panels of 16, k in blocks, register tiles of
 // rows x 16 columns whose accumulators the compiler keeps in vector registers (-O2 -march=native).
-#include "backend/cpp/support.hpp"
+#include "backend/cpp/sections.hpp"
+#include "ops/emit_util.hpp"
 
 namespace graft::cpp {
 

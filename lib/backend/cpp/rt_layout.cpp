@@ -1,6 +1,7 @@
 // Support sections of the generated code: layout and shape kernels (transpose, concatenation,
 // reversal, padding, upsampling, bilinear resize) and pooling.
-#include "backend/cpp/support.hpp"
+#include "backend/cpp/sections.hpp"
+#include "ops/emit_util.hpp"
 
 namespace graft::cpp {
 

@@ -1,7 +1,8 @@
 // Support sections of the generated code: activations, per-channel affine maps, merges, softmax,
 // normalizations, embedding lookups and Keras masks. The same maths as graft's native kernels
 // (lib/cpu), written as standalone C++17.
-#include "backend/cpp/support.hpp"
+#include "backend/cpp/sections.hpp"
+#include "ops/emit_util.hpp"
 
 namespace graft::cpp {
 

@@ -1,6 +1,7 @@
 // Support sections of the generated code: recurrent layers (SimpleRNN, LSTM, GRU with Keras
 // masks) and attention, with the semantics of graft's native kernels.
-#include "backend/cpp/support.hpp"
+#include "backend/cpp/sections.hpp"
+#include "ops/emit_util.hpp"
 
 namespace graft::cpp {
 

@@ -1,19 +1,9 @@
-// The table of built-in support sections and the helpers the built-in emitters share.
-#include "backend/cpp/support.hpp"
+// What the built-in emitters share.
+#include "ops/emit_util.hpp"
 
 #include <map>
 
 namespace graft::cpp {
-
-const std::vector<Section>& sections() {
-    static const std::vector<Section> all = [] {
-        std::vector<Section> s;
-        for (auto part : {math_sections(), gemm_sections(), layout_sections(), sequence_sections()})
-            s.insert(s.end(), part.begin(), part.end());
-        return s;
-    }();
-    return all;
-}
 
 void use(EmitContext& ctx, const std::string& key) { ctx.use(key); }
 
@@ -60,17 +50,4 @@ std::string csv(const std::vector<std::int64_t>& v) {
     for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
     return out;
 }
-
-void register_builtin_emitters(Registry& r) {
-    register_linear_emitters(r);
-    register_conv_emitters(r);
-    register_pool_emitters(r);
-    register_elementwise_emitters(r);
-    register_shape_emitters(r);
-    register_norm_emitters(r);
-    register_embedding_emitters(r);
-    register_sequence_emitters(r);
-    register_fused_emitters(r);
-}
-
 }  // namespace graft::cpp

@@ -1,32 +1,17 @@
-// The cpp backend's support sections: fixed C++ kernels emitted once per model (inside namespace
-// graft_rt of the generated source) when an op uses them, and helpers the built-in emitters share.
+// What the built-in emitters (the cpp backend's generators in lib/ops/<family>/) share: kernel
+// headers by name, activation literals, packed weights, constant structs.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "graft/backend/cpp.hpp"
 #include "graft/backend/cpp_emit.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::cpp {
 
-/// One support section: a key, the keys it needs first, and its source.
-struct Section {
-    const char* key;
-    std::vector<const char*> deps;
-    const char* source;
-};
-
-/// Every built-in section (rt_*.cpp).
-const std::vector<Section>& sections();
-std::vector<Section> math_sections();      // rt_math.cpp: activations, affine, merge, softmax, norms, masks
-std::vector<Section> gemm_sections();      // rt_gemm.cpp: gemm, dense, convolutions, batch matmul
-std::vector<Section> layout_sections();    // rt_layout.cpp: transpose, concat, pad, resize, pooling
-std::vector<Section> sequence_sections();  // rt_sequence.cpp: recurrent layers, attention
-
-/// Asks for built-in section `key` (and what it needs first).
+/// Asks for graft's kernel header `key` (lib/rt/graft_rt/KEY.hpp) and what it needs.
 void use(EmitContext& ctx, const std::string& key);
 
 // ---- helpers for the built-in emitters ---------------------------------------------------------
@@ -60,16 +45,5 @@ inline std::string input_or_null(EmitContext& ctx, const std::string& name) {
 
 /// "[1, 28, 28, 3]".
 std::string dims(const Shape& s);
-
-/// Registration of each family's emitters.
-void register_linear_emitters(Registry& r);
-void register_conv_emitters(Registry& r);
-void register_pool_emitters(Registry& r);
-void register_elementwise_emitters(Registry& r);
-void register_shape_emitters(Registry& r);
-void register_norm_emitters(Registry& r);
-void register_embedding_emitters(Registry& r);
-void register_sequence_emitters(Registry& r);
-void register_fused_emitters(Registry& r);  // emit_fused.cpp
 
 }  // namespace graft::cpp

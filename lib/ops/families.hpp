@@ -1,0 +1,13 @@
+// The op families graft ships: every one registers its schemas and its generators (kernel
+// builders for the native backend, emitters for the cpp backend) in one call. This file is the
+// one list of them (lib/ops/families.cpp).
+#pragma once
+
+#include "graft/registry.hpp"
+
+namespace graft::ops {
+
+/// Registers every built-in op family into `r`.
+void register_builtin_ops(Registry& r);
+
+}  // namespace graft::ops
