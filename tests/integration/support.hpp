@@ -118,4 +118,32 @@ inline Comparison compare(const graft::Tensor& got, const graft::Tensor& ref, do
     return c;
 }
 
+// ---- compiling generated C++ (the cpp backend and conformance tests) ----------------------
+
+/// The compiler the tests use: $GRAFT_TEST_CXX, else c++.
+inline std::string cxx() {
+    const char* e = std::getenv("GRAFT_TEST_CXX");
+    return e && *e ? e : "c++";
+}
+
+inline bool have(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+/// Runs a shell command, stdout and stderr into `log`; true on exit status 0.
+inline bool sh(const std::string& cmd, const fs::path& log) {
+    return std::system((cmd + " >" + shell_quote(log.string()) + " 2>&1 </dev/null").c_str()) == 0;
+}
+
+inline std::string compile_cmd(const std::string& compiler, const std::string& flags, const fs::path& src, const fs::path& out) {
+    return fmt::format("{} -std=c++17 {} -Wall -Wextra -Werror -I{} {} -o {}", compiler, flags,
+                       shell_quote(source_path("tests/cpp_backend").string()), shell_quote(src.string()),
+                       shell_quote(out.string()));
+}
+
+inline std::string cstr(const std::string& s) {  // a C++ string literal
+    std::string out = "\"";
+    for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+}
+
+/// The built-in registry with the sample plugins loaded (their fixtures need them).
 }  // namespace graft_test

@@ -31,32 +31,12 @@ namespace {
 
 constexpr std::size_t kModelsPerUnit = 10;
 
-/// The compiler the tests use: $GRAFT_TEST_CXX, else c++.
-std::string cxx() {
-    const char* e = std::getenv("GRAFT_TEST_CXX");
-    return e && *e ? e : "c++";
-}
+using graft_test::compile_cmd;
+using graft_test::cstr;
+using graft_test::cxx;
+using graft_test::have;
+using graft_test::sh;
 
-bool have(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
-
-/// Runs a shell command, stdout and stderr into `log`; true on exit status 0.
-bool sh(const std::string& cmd, const fs::path& log) {
-    return std::system((cmd + " >" + graft_test::shell_quote(log.string()) + " 2>&1 </dev/null").c_str()) == 0;
-}
-
-std::string compile_cmd(const std::string& compiler, const std::string& flags, const fs::path& src, const fs::path& out) {
-    return fmt::format("{} -std=c++17 {} -Wall -Wextra -Werror -I{} {} -o {}", compiler, flags,
-                       graft_test::shell_quote(source_path("tests/cpp_backend").string()), graft_test::shell_quote(src.string()),
-                       graft_test::shell_quote(out.string()));
-}
-
-std::string cstr(const std::string& s) {  // a C++ string literal
-    std::string out = "\"";
-    for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    return out + "\"";
-}
-
-/// The built-in registry with the sample plugins loaded (their fixtures need them).
 std::unique_ptr<graft::Registry> registry_with_plugins() {
     auto reg = graft::make_builtin_registry();
     for (const char* p : {"bias_layer", "channel_swish"}) {

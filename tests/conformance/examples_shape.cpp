@@ -1,0 +1,233 @@
+// Conformance examples: transposes, reshapes, concatenation, padding, reversal, resizing, pooling.
+#include <algorithm>
+#include <cmath>
+
+#include "reference.hpp"
+
+namespace conformance {
+
+namespace {
+
+using graft::Axis;
+using graft::OrderNHWC;
+using graft::OrderNTC;
+
+/// TF/Keras output size and leading pad of one pooled dimension.
+std::pair<std::int64_t, std::int64_t> span(std::int64_t in, std::int64_t k, std::int64_t s, bool same) {
+    if (!same) return {(in - k) / s + 1, 0};
+    const std::int64_t out = (in + s - 1) / s;
+    return {out, std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2};
+}
+
+/// Max or average pooling over the named spatial axes of x (average over the taps in range).
+Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis> spatial, std::vector<std::int64_t> k,
+             std::vector<std::int64_t> s, bool same, bool max) {
+    Example e;
+    e.op_type = type;
+    e.name = std::string(max ? "max" : "avg") + (same ? " same" : " valid");
+    e.attrs.set("kind", max ? "max" : "avg");
+    e.attrs.set("pool_size", k);
+    e.attrs.set("strides", s);
+    e.attrs.set("padding", same ? "same" : "valid");
+    e.inputs = {input("x", order, shape, 30)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand& x = in[0];
+        Shape out_shape = x.shape;
+        std::vector<std::int64_t> pad(spatial.size());
+        for (std::size_t i = 0; i < spatial.size(); ++i) {
+            const std::size_t a = x.order.index(spatial[i]);
+            std::tie(out_shape[a], pad[i]) = span(x.shape[a], k[i], s[i], same);
+        }
+        Expected y{"y", x.order, out_shape, std::vector<double>(static_cast<std::size_t>(count(out_shape)))};
+        each(x.order, out_shape, [&](const Pos& p, std::int64_t idx) {
+            double acc = max ? -INFINITY : 0;
+            int taps = 0;
+            std::vector<std::int64_t> t(spatial.size(), 0);
+            for (;;) {
+                Pos q = p;
+                bool inside = true;
+                for (std::size_t i = 0; i < spatial.size(); ++i) {
+                    const std::int64_t v = p.at(spatial[i].name()) * s[i] - pad[i] + t[i];
+                    inside = inside && v >= 0 && v < x.shape[x.order.index(spatial[i])];
+                    q[spatial[i].name()] = v;
+                }
+                if (inside) acc = max ? std::max(acc, at(x, q)) : acc + at(x, q), ++taps;
+                std::size_t i = spatial.size();
+                while (i-- > 0 && ++t[i] == k[i]) t[i] = 0;
+                if (i == static_cast<std::size_t>(-1)) break;
+            }
+            y.data[static_cast<std::size_t>(idx)] = taps == 0 ? 0 : max ? acc : acc / taps;
+        });
+        return std::vector<Expected>{y};
+    };
+    return e;
+}
+
+/// TF bilinear resize of NHWC by integer factors (half_pixel: TF 2 centres; else TF 1 corners).
+double bilinear(const Operand& x, const Pos& p, std::int64_t fh, std::int64_t fw, bool half_pixel) {
+    const std::int64_t H = x.shape[1], W = x.shape[2];
+    auto src = [&](std::int64_t d, std::int64_t f, std::int64_t n) {
+        double c = half_pixel ? (d + 0.5) / f - 0.5 : static_cast<double>(d) / f;
+        return std::clamp(c, 0.0, static_cast<double>(n - 1));
+    };
+    const double sh = src(p.at("H"), fh, H), sw = src(p.at("W"), fw, W);
+    const auto h0 = static_cast<std::int64_t>(std::floor(sh)), w0 = static_cast<std::int64_t>(std::floor(sw));
+    const std::int64_t h1 = std::min(h0 + 1, H - 1), w1 = std::min(w0 + 1, W - 1);
+    auto v = [&](std::int64_t h, std::int64_t w) {
+        Pos q = p;
+        q["H"] = h, q["W"] = w;
+        return at(x, q);
+    };
+    const double dh = sh - h0, dw = sw - w0;
+    return (v(h0, w0) * (1 - dw) + v(h0, w1) * dw) * (1 - dh) + (v(h1, w0) * (1 - dw) + v(h1, w1) * dw) * dh;
+}
+
+}  // namespace
+
+std::vector<Example> shape_examples() {
+    std::vector<Example> v;
+    const Order nhwc = OrderNHWC;
+
+    Example tr;
+    tr.op_type = "Transpose";
+    tr.name = "NHWC to NCHW";
+    tr.attrs.set("order", graft::OrderNCHW);
+    tr.inputs = {input("x", nhwc, {2, 3, 4, 5}, 31)};
+    tr.reference = [](const std::vector<Operand>& in) {
+        const Operand& x = in[0];
+        Expected y{"y", graft::OrderNCHW, reorder_shape(x.shape, x.order, graft::OrderNCHW), {}};
+        for (float f : relayout(x.data, x.order, x.shape, graft::OrderNCHW)) y.data.push_back(f);
+        return std::vector<Expected>{y};
+    };
+    v.push_back(tr);
+
+    Example rs;
+    rs.op_type = "Reshape";
+    rs.name = "flatten NHWC to NC";
+    rs.attrs.set("in_order", nhwc);
+    rs.attrs.set("out_order", graft::OrderNC);
+    rs.attrs.set("shape", std::vector<std::int64_t>{graft::kDynamic, 24});
+    rs.inputs = {input("x", nhwc, {2, 2, 3, 4}, 32)};
+    rs.reference = [](const std::vector<Operand>& in) {  // row-major in NHWC, whatever x's memory order
+        const Operand& x = in[0];
+        Expected y{"y", graft::OrderNC, {2, 24}, {}};
+        for (float f : relayout(x.data, x.order, x.shape, graft::OrderNHWC)) y.data.push_back(f);
+        return std::vector<Expected>{y};
+    };
+    v.push_back(rs);
+
+    Example cc;
+    cc.op_type = "Concat";
+    cc.name = "along C";
+    cc.attrs.set("axis", Axis::C);
+    cc.inputs = {input("x0", OrderNTC, {2, 3, 2}, 33), input("x1", OrderNTC, {2, 3, 4}, 34)};
+    cc.reference = [](const std::vector<Operand>& in) {
+        Expected y{"y", OrderNTC, {2, 3, 6}, std::vector<double>(36)};
+        each(OrderNTC, y.shape, [&](const Pos& p, std::int64_t k) {
+            Pos q = p;
+            const bool first = p.at("C") < 2;
+            if (!first) q["C"] -= 2;
+            y.data[static_cast<std::size_t>(k)] = at(in[first ? 0 : 1], q);
+        });
+        return std::vector<Expected>{y};
+    };
+    v.push_back(cc);
+
+    Example pad;
+    pad.op_type = "Pad";
+    pad.name = "pad H, crop W";
+    pad.attrs.set("axes", graft::Order{Axis::H, Axis::W});
+    pad.attrs.set("begin", std::vector<std::int64_t>{1, -1});
+    pad.attrs.set("end", std::vector<std::int64_t>{2, 0});
+    pad.inputs = {input("x", nhwc, {2, 3, 4, 2}, 35)};
+    pad.reference = [](const std::vector<Operand>& in) {
+        Expected y{"y", OrderNHWC, {2, 6, 3, 2}, std::vector<double>(72)};
+        each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) {
+            Pos q = p;
+            q["H"] -= 1, q["W"] += 1;
+            const bool inside = q["H"] >= 0 && q["H"] < 3;
+            y.data[static_cast<std::size_t>(k)] = inside ? at(in[0], q) : 0.0;
+        });
+        return std::vector<Expected>{y};
+    };
+    v.push_back(pad);
+
+    Example rev;
+    rev.op_type = "Reverse";
+    rev.name = "along T";
+    rev.attrs.set("axis", Axis::T);
+    rev.inputs = {input("x", OrderNTC, {2, 5, 3}, 36)};
+    rev.reference = [](const std::vector<Operand>& in) {
+        return std::vector<Expected>{like("y", in[0], [&](const Pos& p, std::int64_t) {
+            Pos q = p;
+            q["T"] = 4 - p.at("T");
+            return at(in[0], q);
+        })};
+    };
+    v.push_back(rev);
+
+    Example up;
+    up.op_type = "Upsample";
+    up.name = "nearest, H x2, W x3";
+    up.attrs.set("axes", graft::Order{Axis::H, Axis::W});
+    up.attrs.set("factors", std::vector<std::int64_t>{2, 3});
+    up.inputs = {input("x", nhwc, {1, 2, 3, 2}, 37)};
+    up.reference = [](const std::vector<Operand>& in) {
+        Expected y{"y", OrderNHWC, {1, 4, 9, 2}, std::vector<double>(72)};
+        each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) {
+            Pos q = p;
+            q["H"] /= 2, q["W"] /= 3;
+            y.data[static_cast<std::size_t>(k)] = at(in[0], q);
+        });
+        return std::vector<Expected>{y};
+    };
+    v.push_back(up);
+
+    for (bool half : {false, true}) {
+        Example rb;
+        rb.op_type = "ResizeBilinear";
+        rb.name = half ? "half-pixel centres" : "TF 1 corners";
+        rb.attrs.set("factors", std::vector<std::int64_t>{2, 3});
+        rb.attrs.set("half_pixel", half);
+        rb.inputs = {input("x", nhwc, {2, 3, 2, 2}, 38)};
+        rb.reference = [half](const std::vector<Operand>& in) {
+            Expected y{"y", OrderNHWC, {2, 6, 6, 2}, std::vector<double>(144)};
+            each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) { y.data[static_cast<std::size_t>(k)] = bilinear(in[0], p, 2, 3, half); });
+            return std::vector<Expected>{y};
+        };
+        v.push_back(rb);
+    }
+
+    for (bool max : {true, false}) {
+        v.push_back(pool("Pool2D", nhwc, {2, 5, 6, 3}, {Axis::H, Axis::W}, {3, 2}, {2, 2}, true, max));
+        v.push_back(pool("Pool2D", nhwc, {1, 5, 5, 2}, {Axis::H, Axis::W}, {2, 2}, {1, 2}, false, max));
+        v.push_back(pool("Pool3D", graft::OrderNDHWC, {1, 4, 3, 5, 2}, {Axis::D, Axis::H, Axis::W}, {2, 2, 3}, {2, 1, 2}, true, max));
+    }
+
+    for (bool max : {true, false}) {
+        Example gp;
+        gp.op_type = "GlobalPool";
+        gp.name = max ? "max over H, W" : "mean over H, W";
+        gp.attrs.set("kind", max ? "max" : "avg");
+        gp.attrs.set("axes", graft::Order{Axis::H, Axis::W});
+        gp.inputs = {input("x", nhwc, {2, 3, 4, 5}, 39)};
+        gp.reference = [max](const std::vector<Operand>& in) {
+            Expected y{"y", graft::OrderNC, {2, 5}, std::vector<double>(10)};
+            each(graft::OrderNC, y.shape, [&](const Pos& p, std::int64_t k) {
+                double acc = max ? -INFINITY : 0;
+                for (std::int64_t h = 0; h < 3; ++h)
+                    for (std::int64_t w = 0; w < 4; ++w) {
+                        Pos q = p;
+                        q["H"] = h, q["W"] = w;
+                        acc = max ? std::max(acc, at(in[0], q)) : acc + at(in[0], q);
+                    }
+                y.data[static_cast<std::size_t>(k)] = max ? acc : acc / 12;
+            });
+            return std::vector<Expected>{y};
+        };
+        v.push_back(gp);
+    }
+    return v;
+}
+
+}  // namespace conformance
