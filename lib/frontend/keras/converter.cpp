@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "frontend/keras/layers/layers.hpp"
 #include "frontend/keras/model_config.hpp"
 #include "frontend/keras/model_file.hpp"
 #include "graft/frontend/keras.hpp"
@@ -30,22 +31,6 @@ std::string advice(const std::string& cls) {
                "(see samples/plugin) and load it with --plugin or GRAFT_PLUGIN_PATH";
     return "no converter handler is registered for Keras class '" + cls +
            "'; if it is a custom layer, load a plugin that registers it (--plugin PATH or GRAFT_PLUGIN_PATH)";
-}
-
-/// The logical order graft gives a Keras tensor of this rank (batch first, channels last).
-Order default_order(std::size_t rank) {
-    switch (rank) {
-        case 1: return Order{Axis::N};
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
 }
 
 using RefKey = std::tuple<std::string, int, int>;
@@ -296,7 +281,7 @@ CheckReport convert_collecting(const std::string& path, const Registry& registry
         if (in.dtype != "float32" && in.dtype != "int32" && in.dtype != "int64")
             throw UnsupportedError(path + ": input '" + in.name + "' has dtype " + in.dtype +
                                    ", graft runs float32 inputs (int32/int64 inputs are fed as float32 values)");
-        Order o = default_order(in.shape.size());
+        Order o = positional_order(in.shape.size());
         Variable* v = g.add_variable(g.unique_name(in.name), DType::float32, o, in.shape);
         g.add_input(v);
         input_names.push_back(in.name);

@@ -9,13 +9,14 @@
 
 namespace graft::keras::spatial {
 
-/// Keras' positional axes of data with `nd` spatial dims: channels_last NTC / NHWC / NDHWC,
-/// channels_first NCT / NCHW / NCDHW.
+/// Keras' positional axes of data with `nd` (1 to 3) spatial dims: channels_last NTC / NHWC /
+/// NDHWC (positional_order), channels_first NCT / NCHW / NCDHW.
 inline Order logical(std::size_t nd, bool cf) {
+    if (!cf) return positional_order(nd + 2);
     switch (nd) {
-        case 1: return cf ? OrderNCT : OrderNTC;
-        case 2: return cf ? OrderNCHW : OrderNHWC;
-        default: return cf ? OrderNCDHW : OrderNDHWC;
+        case 1: return OrderNCT;
+        case 2: return OrderNCHW;
+        default: return OrderNCDHW;
     }
 }
 

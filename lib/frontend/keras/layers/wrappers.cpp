@@ -84,24 +84,10 @@ std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from
     return w;
 }
 
-Order positional(std::size_t rank) {
-    switch (rank) {
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
-}
-
 Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string& suffix) {
     Attributes a;
     a.set("in_order", x.logical);
-    Order out = positional(shape.size());
+    Order out = positional_order(shape.size());
     a.set("out_order", out);
     a.set("shape", std::move(shape));
     return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a), suffix)->output("y"), out};
