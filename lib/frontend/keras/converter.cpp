@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layers/layers.hpp"
 #include "frontend/keras/model_config.hpp"
 #include "frontend/keras/model_file.hpp"
@@ -41,7 +42,7 @@ public:
     KerasLayerContext(const ModelFile& file, const LayerSpec& spec, const std::vector<WeightArray>& weights,
                       std::vector<Value> inputs, Graph& g, const Registry& reg)
         : file_(file), spec_(spec), weights_(weights), inputs_(std::move(inputs)), graph_(g), registry_(reg),
-          config_(spec.config, file.path() + ": layer '" + spec.name + "' (" + spec.class_name + ")") {}
+          config_(json_config(spec.config, file.path() + ": layer '" + spec.name + "' (" + spec.class_name + ")")) {}
 
     const std::string& frontend() const override { return kFrontend; }
     const std::string& file() const override { return file_.path(); }
@@ -65,7 +66,7 @@ public:
     const Registry& registry() const override { return registry_; }
 
     std::vector<Value>& outputs() { return outputs_; }
-    const rapidjson::Value* call_kwargs() const override { return kwargs_; }
+    Config call_kwargs() const override { return json_config(kwargs_, where()); }
     void set_call_kwargs(const rapidjson::Value* k) { kwargs_ = k; }
 
 private:

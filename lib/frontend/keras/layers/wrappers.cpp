@@ -5,8 +5,7 @@
 // Both call the wrapped layer's own converter handler through a synthetic LayerContext: the
 // wrapped layer's config, the wrapper's weights (they live in the wrapper's group), and inputs
 // made by the wrapper.
-#include <rapidjson/document.h>
-
+#include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layers/layers.hpp"
 
 namespace graft::keras {
@@ -16,10 +15,11 @@ namespace {
 /// The wrapped layer as a converter handler sees it; everything else comes from the wrapper.
 class InnerContext final : public LayerContext {
 public:
-    InnerContext(LayerContext& outer, const rapidjson::Value& config, std::string class_name, std::string name,
+    InnerContext(LayerContext& outer, const Config& config, std::string class_name, std::string name,
                  std::vector<Value> inputs, std::vector<WeightArray> weights)
         : outer_(outer), class_name_(std::move(class_name)), name_(std::move(name)),
-          config_(&config, outer.where() + ", wrapped layer (" + class_name_ + ")"), inputs_(std::move(inputs)),
+          config_(config.source(), config.node(), outer.where() + ", wrapped layer (" + class_name_ + ")"),
+          inputs_(std::move(inputs)),
           weights_(std::move(weights)) {}
 
     const std::string& frontend() const override { return outer_.frontend(); }
@@ -63,19 +63,17 @@ private:
 /// config.layer = {"class_name", "config"} of a wrapper.
 struct Wrapped {
     std::string class_name;
-    const rapidjson::Value* config;
+    Config config;
 };
 
 Wrapped wrapped_layer(const LayerContext& ctx, const char* key = "layer") {
     const Config l = ctx.config().get(key);
-    const auto& raw = l.raw();
-    if (!raw.IsObject() || !raw.HasMember("class_name") || !raw["class_name"].IsString() || !raw.HasMember("config") ||
-        !raw["config"].IsObject())
+    if (!l.is_string("class_name") || !l.is_object("config"))
         ctx.fail_format(std::string("config '") + key + "' should be {\"class_name\": ..., \"config\": {...}}");
-    std::string cls = raw["class_name"].GetString();
+    std::string cls = l.get_string("class_name");
     if (cls == "Sequential" || cls == "Model" || cls == "Functional")
         ctx.fail_unsupported("wrapping a whole model (" + cls + ") is not supported");
-    return {cls, &raw["config"]};
+    return {cls, l.get("config")};
 }
 
 std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from, std::size_t to) {
@@ -102,40 +100,35 @@ void bidirectional(LayerContext& ctx) {
     const auto& c = ctx.config();
     const Wrapped fw = wrapped_layer(ctx);
     std::string mode = "concat";
-    if (c.raw().IsObject() && c.raw().HasMember("merge_mode")) {
-        const auto& m = c.raw()["merge_mode"];
-        if (m.IsNull()) mode = "none";
-        else if (m.IsString()) mode = m.GetString();
-        else c.fail("config 'merge_mode' should be a string or null");
-    }
+    if (c.is_null("merge_mode")) mode = "none";
+    else if (c.is_string("merge_mode")) mode = c.get_string("merge_mode");
+    else if (c.has("merge_mode")) c.fail("config 'merge_mode' should be a string or null");
     if (mode != "concat" && mode != "sum" && mode != "mul" && mode != "ave" && mode != "none")
         ctx.fail_unsupported("merge_mode '" + mode + "' (Keras knows concat, sum, mul, ave and None)");
 
     // The backward layer: Keras 3 (and tf.keras when one was given) stores its config, already
     // with go_backwards flipped; otherwise it is the forward config with go_backwards flipped.
-    rapidjson::Document fw_cfg, bw_cfg;
-    fw_cfg.CopyFrom(*fw.config, fw_cfg.GetAllocator());
-    std::string bw_class = fw.class_name;
+    Wrapped bw;
+    rapidjson::Document flipped;  // owns bw.config when it is made here
     if (c.has("backward_layer")) {
-        const Wrapped bw = wrapped_layer(ctx, "backward_layer");
-        bw_class = bw.class_name;
-        bw_cfg.CopyFrom(*bw.config, bw_cfg.GetAllocator());
+        bw = wrapped_layer(ctx, "backward_layer");
     } else {
-        bw_cfg.CopyFrom(*fw.config, bw_cfg.GetAllocator());
-        const bool back = bw_cfg.HasMember("go_backwards") && bw_cfg["go_backwards"].IsBool() && bw_cfg["go_backwards"].GetBool();
-        bw_cfg.RemoveMember("go_backwards");
-        bw_cfg.AddMember("go_backwards", !back, bw_cfg.GetAllocator());
+        flipped.CopyFrom(*json_value(fw.config), flipped.GetAllocator());
+        const bool back = fw.config.is_bool("go_backwards") && fw.config.get_bool("go_backwards");
+        flipped.RemoveMember("go_backwards");
+        flipped.AddMember("go_backwards", !back, flipped.GetAllocator());
+        bw = {fw.class_name, json_config(&flipped, ctx.where())};
     }
-    const Config fwc(&fw_cfg, ctx.where());
+    const Config fwc(fw.config.source(), fw.config.node(), ctx.where());
     const bool seqs = fwc.get_bool("return_sequences", false);
     const bool states = fwc.get_bool("return_state", false);
 
     const std::size_t n = ctx.num_weights();
     if (n % 2) ctx.fail_format("has " + std::to_string(n) + " weight arrays, expected an even number (forward, then backward)");
-    const std::string inner_name = Config(fw.config, ctx.where()).get_string("name", "layer");
-    InnerContext f(ctx, fw_cfg, fw.class_name, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)},
+    const std::string inner_name = fwc.get_string("name", "layer");
+    InnerContext f(ctx, fw.config, fw.class_name, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)},
                    weights_range(ctx, 0, n / 2));
-    InnerContext b(ctx, bw_cfg, bw_class, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)},
+    InnerContext b(ctx, bw.config, bw.class_name, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)},
                    weights_range(ctx, n / 2, n));
     auto yf = f.convert(), yb = b.convert();
     if (yf.size() != yb.size()) ctx.fail_format("the forward and backward layers give different numbers of outputs");
@@ -185,7 +178,7 @@ void time_distributed(LayerContext& ctx) {
     merged.insert(merged.end(), dims.begin() + 2, dims.end());
     const Value xs = reshape(ctx, x, merged, "merge_time");
 
-    InnerContext in(ctx, *inner.config, inner.class_name, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()));
+    InnerContext in(ctx, inner.config, inner.class_name, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()));
     std::vector<Value> outs;
     for (const Value& y : in.convert()) {
         Shape s = y.var->shape_in(y.logical);
