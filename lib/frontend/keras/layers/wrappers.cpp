@@ -2,63 +2,16 @@
 // return_sequences and return_state; Keras 2 weight order: every forward weight, then every
 // backward one) and TimeDistributed (any supported layer, applied to (N*T, ...)).
 //
-// Both call the wrapped layer's own converter handler through a synthetic LayerContext: the
-// wrapped layer's config, the wrapper's weights (they live in the wrapper's group), and inputs
-// made by the wrapper.
+// Both call the wrapped layer's own converter handler with a KerasLayerContext of its own (the
+// converter's, layer_context.hpp): the wrapped layer's config, the wrapper's weights (they live in
+// the wrapper's group), and inputs made by the wrapper.
 #include "frontend/keras/json_config.hpp"
+#include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
 
 namespace graft::keras {
 
 namespace {
-
-/// The wrapped layer as a converter handler sees it; everything else comes from the wrapper.
-class InnerContext final : public LayerContext {
-public:
-    InnerContext(LayerContext& outer, const Config& config, std::string class_name, std::string name,
-                 std::vector<Value> inputs, std::vector<WeightArray> weights)
-        : outer_(outer), class_name_(std::move(class_name)), name_(std::move(name)),
-          config_(config.source(), config.node(), outer.where() + ", wrapped layer (" + class_name_ + ")"),
-          inputs_(std::move(inputs)),
-          weights_(std::move(weights)) {}
-
-    const std::string& frontend() const override { return outer_.frontend(); }
-    const std::string& file() const override { return outer_.file(); }
-    const std::string& layer_name() const override { return name_; }
-    const std::string& class_name() const override { return class_name_; }
-    const std::string& framework_version() const override { return outer_.framework_version(); }
-    const std::string& framework_backend() const override { return outer_.framework_backend(); }
-    const Config& config() const override { return config_; }
-    std::size_t num_inputs() const override { return inputs_.size(); }
-    const Value& input(std::size_t i) const override {
-        if (i >= inputs_.size()) fail_format("asks for input " + std::to_string(i) + " of " + std::to_string(inputs_.size()));
-        return inputs_[i];
-    }
-    void set_outputs(std::vector<Value> outputs) override { outputs_ = std::move(outputs); }
-    std::size_t num_weights() const override { return weights_.size(); }
-    const WeightArray& weight(std::size_t i) const override {
-        if (i >= weights_.size()) fail_format("asks for weight " + std::to_string(i) + " of " + std::to_string(weights_.size()));
-        return weights_[i];
-    }
-    Graph& graph() override { return outer_.graph(); }
-    const Registry& registry() const override { return outer_.registry(); }
-
-    /// Runs the wrapped layer's handler; its outputs.
-    std::vector<Value> convert() {
-        const ConverterFn* fn = registry().find_converter(frontend(), class_name_);
-        if (!fn) outer_.fail_unsupported("no converter handler is registered for the wrapped Keras class '" + class_name_ + "'");
-        (*fn)(*this);
-        if (outputs_.empty()) fail_format("the converter handler produced no outputs");
-        return outputs_;
-    }
-
-private:
-    LayerContext& outer_;
-    std::string class_name_, name_;
-    Config config_;
-    std::vector<Value> inputs_, outputs_;
-    std::vector<WeightArray> weights_;
-};
 
 /// config.layer = {"class_name", "config"} of a wrapper.
 struct Wrapped {
@@ -74,6 +27,17 @@ Wrapped wrapped_layer(const LayerContext& ctx, const char* key = "layer") {
     if (cls == "Sequential" || cls == "Model" || cls == "Functional")
         ctx.fail_unsupported("wrapping a whole model (" + cls + ") is not supported");
     return {cls, l.get("config")};
+}
+
+/// Runs the handler of `inner`, the layer `outer` wraps, named `name` and called with `inputs`
+/// and `weights`; its outputs.
+std::vector<Value> convert_wrapped(LayerContext& outer, const Wrapped& inner, std::string name, std::vector<Value> inputs,
+                                   std::vector<WeightArray> weights) {
+    KerasLayerContext ctx(outer, std::move(name), inner.class_name, inner.config, std::move(weights), std::move(inputs));
+    const ConverterFn* fn = ctx.registry().find_converter(ctx.frontend(), inner.class_name);
+    if (!fn) outer.fail_unsupported("no converter handler is registered for the wrapped Keras class '" + inner.class_name + "'");
+    (*fn)(ctx);
+    return ctx.take_outputs();
 }
 
 std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from, std::size_t to) {
@@ -126,11 +90,8 @@ void bidirectional(LayerContext& ctx) {
     const std::size_t n = ctx.num_weights();
     if (n % 2) ctx.fail_format("has " + std::to_string(n) + " weight arrays, expected an even number (forward, then backward)");
     const std::string inner_name = fwc.get_string("name", "layer");
-    InnerContext f(ctx, fw.config, fw.class_name, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)},
-                   weights_range(ctx, 0, n / 2));
-    InnerContext b(ctx, bw.config, bw.class_name, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)},
-                   weights_range(ctx, n / 2, n));
-    auto yf = f.convert(), yb = b.convert();
+    auto yf = convert_wrapped(ctx, fw, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)}, weights_range(ctx, 0, n / 2));
+    auto yb = convert_wrapped(ctx, bw, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)}, weights_range(ctx, n / 2, n));
     if (yf.size() != yb.size()) ctx.fail_format("the forward and backward layers give different numbers of outputs");
 
     Value back = yb[0];
@@ -178,9 +139,8 @@ void time_distributed(LayerContext& ctx) {
     merged.insert(merged.end(), dims.begin() + 2, dims.end());
     const Value xs = reshape(ctx, x, merged, "merge_time");
 
-    InnerContext in(ctx, inner.config, inner.class_name, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()));
     std::vector<Value> outs;
-    for (const Value& y : in.convert()) {
+    for (const Value& y : convert_wrapped(ctx, inner, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()))) {
         Shape s = y.var->shape_in(y.logical);
         Shape split{kDynamic, steps};
         split.insert(split.end(), s.begin() + 1, s.end());
