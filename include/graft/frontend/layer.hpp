@@ -3,7 +3,8 @@
 // A converter handler is registered for (frontend, layer class). The frontend calls it once per
 // use of the layer with a LayerContext: the layer's config, its weights, the IR values that feed
 // it. The handler adds IR operators and sets the layer's outputs. Header-only: a plugin's
-// handler is compiled against this file alone.
+// handler is compiled against this file alone (no JSON library: Config and LayerContext reach
+// what libgraft parsed through virtual functions only).
 #pragma once
 
 #include <cstddef>
