@@ -1,5 +1,5 @@
-// Tests for graft::h5::File (lib/frontend/keras/h5_file.cpp). The HDF5 files are written here
-// with the HDF5 C API, the way h5py/Keras write them.
+// Tests for graft::h5::File (lib/frontend/keras/h5_file.cpp, h5_attributes.cpp, h5_datasets.cpp).
+// The HDF5 files are written here with the HDF5 C API, the way h5py/Keras write them.
 #include <catch2/catch.hpp>
 
 #include <hdf5.h>

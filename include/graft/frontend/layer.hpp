@@ -3,16 +3,17 @@
 // A converter handler is registered for (frontend, layer class). The frontend calls it once per
 // use of the layer with a LayerContext: the layer's config, its weights, the IR values that feed
 // it. The handler adds IR operators and sets the layer's outputs. Header-only: a plugin's
-// handler is compiled against this file alone.
+// handler is compiled against this file alone (no JSON library: Config and LayerContext reach
+// what libgraft parsed through virtual functions only).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "graft/error.hpp"
 #include "graft/ir/graph.hpp"
@@ -39,15 +40,67 @@ struct WeightArray {
     std::shared_ptr<const std::vector<float>> data;
 };
 
-/// Typed, checked access to a layer's JSON config. Every error names the layer.
+/// Typed, checked, read-only access to a layer's JSON config, to part of it (get(), at()) or to
+/// the keyword arguments of a layer call. Every error names the layer.
+///
+/// A Config is a cheap view. The parsed JSON stays inside libgraft, which reads it for the view
+/// through a Config::Source (virtual functions, like LayerContext's), so a plugin built from
+/// these headers alone needs no JSON library and nothing of libgraft.
 class Config {
 public:
-    Config(const rapidjson::Value* v, std::string where) : v_(v), where_(std::move(where)) {}
+    /// What a JSON value is. `integer`: a number that fits std::int64_t; `number`: any other
+    /// number. `missing`: no value (an absent member, an empty view).
+    enum class Kind { missing, null, boolean, integer, number, string, list, object };
 
-    const rapidjson::Value& raw() const { return *v_; }
+    /// One JSON value as its Source knows it; opaque here.
+    struct Node;
+
+    /// Reads the JSON values Configs view; implemented by the frontend that parsed them. Every
+    /// function gets a non-null node, and the value getters only a node of their kind.
+    class Source {
+    public:
+        virtual ~Source() = default;
+        virtual Kind kind(const Node* n) const = 0;
+        /// Member `key` of an object; null if there is none or `n` is not an object.
+        virtual const Node* member(const Node* n, const char* key) const = 0;
+        /// The number of elements of a list, 0 for any other value.
+        virtual std::size_t size(const Node* n) const = 0;
+        /// Element `i` (< size(n)) of a list.
+        virtual const Node* element(const Node* n, std::size_t i) const = 0;
+        virtual bool boolean(const Node* n) const = 0;
+        virtual std::int64_t integer(const Node* n) const = 0;
+        /// The value of an integer or a number.
+        virtual double number(const Node* n) const = 0;
+        virtual std::string text(const Node* n) const = 0;
+    };
+
+    /// A view of nothing: has() is false for every key.
+    Config() = default;
+    /// A view of `node` (null: nothing), read through `source`; errors start with `where`.
+    Config(const Source* source, const Node* node, std::string where)
+        : src_(node ? source : nullptr), node_(source ? node : nullptr), where_(std::move(where)) {}
+
     const std::string& where() const noexcept { return where_; }
+    const Source* source() const noexcept { return src_; }
+    const Node* node() const noexcept { return node_; }
 
-    bool has(const char* key) const { return v_ && v_->IsObject() && v_->HasMember(key) && !(*v_)[key].IsNull(); }
+    // ---- members, by key -------------------------------------------------------------------
+
+    /// What member `key` is; Kind::missing if there is none (or this is not an object).
+    Kind kind(const char* key) const { return kind_of(find(key)); }
+    /// Member `key` is present and not null.
+    bool has(const char* key) const {
+        const Kind k = kind(key);
+        return k != Kind::missing && k != Kind::null;
+    }
+    /// Member `key` is present and null (Python's None).
+    bool is_null(const char* key) const { return kind(key) == Kind::null; }
+    bool is_bool(const char* key) const { return kind(key) == Kind::boolean; }
+    /// An integer or any other number.
+    bool is_number(const char* key) const { return numeric(kind(key)); }
+    bool is_string(const char* key) const { return kind(key) == Kind::string; }
+    bool is_list(const char* key) const { return kind(key) == Kind::list; }
+    bool is_object(const char* key) const { return kind(key) == Kind::object; }
 
     /// The first of several spellings that is present (Keras 1 vs 2 names), or "" if none.
     std::string first_of(std::initializer_list<const char*> keys) const {
@@ -56,50 +109,36 @@ public:
         return {};
     }
 
-    std::int64_t get_int(const char* key) const {
-        const auto& m = member(key);
-        if (m.IsInt64()) return m.GetInt64();
-        if (m.IsDouble() && m.GetDouble() == static_cast<double>(static_cast<std::int64_t>(m.GetDouble())))
-            return static_cast<std::int64_t>(m.GetDouble());
-        fail(std::string("config '") + key + "' should be an integer");
-    }
+    std::int64_t get_int(const char* key) const { return int_of(member(key), quoted(key)); }
     std::int64_t get_int(const char* key, std::int64_t fallback) const { return has(key) ? get_int(key) : fallback; }
 
-    double get_float(const char* key) const {
-        const auto& m = member(key);
-        if (!m.IsNumber()) fail(std::string("config '") + key + "' should be a number");
-        return m.GetDouble();
-    }
+    double get_float(const char* key) const { return float_of(member(key), quoted(key)); }
     double get_float(const char* key, double fallback) const { return has(key) ? get_float(key) : fallback; }
 
-    bool get_bool(const char* key) const {
-        const auto& m = member(key);
-        if (!m.IsBool()) fail(std::string("config '") + key + "' should be true or false");
-        return m.GetBool();
-    }
+    bool get_bool(const char* key) const { return bool_of(member(key), quoted(key)); }
     bool get_bool(const char* key, bool fallback) const { return has(key) ? get_bool(key) : fallback; }
 
-    std::string get_string(const char* key) const {
-        const auto& m = member(key);
-        if (!m.IsString()) fail(std::string("config '") + key + "' should be a string");
-        return std::string(m.GetString(), m.GetStringLength());
-    }
+    std::string get_string(const char* key) const { return string_of(member(key), quoted(key)); }
     std::string get_string(const char* key, const std::string& fallback) const { return has(key) ? get_string(key) : fallback; }
 
-    /// An integer or a list of integers (Keras accepts both for kernel_size, strides, ...).
+    /// An integer or a list of integers (Keras accepts both for kernel_size, strides, ...); a
+    /// null in the list is kDynamic.
     std::vector<std::int64_t> get_ints(const char* key) const {
-        const auto& m = member(key);
+        const Node* m = member(key);
         std::vector<std::int64_t> out;
-        if (m.IsArray()) {
-            for (const auto& e : m.GetArray()) {
-                if (e.IsInt64()) out.push_back(e.GetInt64());
-                else if (e.IsNull()) out.push_back(kDynamic);
-                else fail(std::string("config '") + key + "' should hold integers");
+        const Kind k = src_->kind(m);
+        if (k == Kind::list) {
+            for (std::size_t i = 0, n = src_->size(m); i < n; ++i) {
+                const Node* e = src_->element(m, i);
+                const Kind ek = src_->kind(e);
+                if (ek == Kind::integer) out.push_back(src_->integer(e));
+                else if (ek == Kind::null) out.push_back(kDynamic);
+                else fail(quoted(key) + " should hold integers");
             }
-        } else if (m.IsInt64()) {
-            out.push_back(m.GetInt64());
+        } else if (k == Kind::integer) {
+            out.push_back(src_->integer(m));
         } else {
-            fail(std::string("config '") + key + "' should be an integer or a list of integers");
+            fail(quoted(key) + " should be an integer or a list of integers");
         }
         return out;
     }
@@ -108,21 +147,80 @@ public:
         auto v = get_ints(key);
         if (v.size() == 1 && n > 1) v.assign(n, v[0]);
         if (v.size() != n)
-            fail(std::string("config '") + key + "' has " + std::to_string(v.size()) + " entries, expected " + std::to_string(n));
+            fail(quoted(key) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(n));
         return v;
     }
 
-    Config get(const char* key) const { return Config(&member(key), where_); }
+    /// Member `key` (present, not null) as a view of its own.
+    Config get(const char* key) const { return Config(src_, member(key), where_, key); }
+
+    // ---- the viewed value itself (an object, a member from get(), a list element) ------------
+
+    Kind kind() const { return kind_of(node_); }
+    /// The number of elements if this is a list, else 0.
+    std::size_t size() const { return kind() == Kind::list ? src_->size(node_) : 0; }
+    /// Element `i` of this list.
+    Config at(std::size_t i) const {
+        if (i >= size()) fail(quoted() + " has " + std::to_string(size()) + " entries, asked for entry " + std::to_string(i));
+        return Config(src_, src_->element(node_, i), where_, label_ + "[" + std::to_string(i) + "]");
+    }
+    std::int64_t as_int() const { return int_of(present(), quoted()); }
+    double as_float() const { return float_of(present(), quoted()); }
+    bool as_bool() const { return bool_of(present(), quoted()); }
+    std::string as_string() const { return string_of(present(), quoted()); }
 
     [[noreturn]] void fail(const std::string& msg) const { throw FormatError(where_ + ": " + msg); }
 
 private:
-    const rapidjson::Value& member(const char* key) const {
-        if (!has(key)) fail(std::string("config has no '") + key + "'");
-        return (*v_)[key];
+    Config(const Source* source, const Node* node, const std::string& where, std::string label)
+        : Config(source, node, where) {
+        label_ = std::move(label);
     }
-    const rapidjson::Value* v_;
+
+    static bool numeric(Kind k) { return k == Kind::integer || k == Kind::number; }
+    Kind kind_of(const Node* n) const { return n ? src_->kind(n) : Kind::missing; }
+    const Node* find(const char* key) const { return node_ ? src_->member(node_, key) : nullptr; }
+    /// Member `key`, which must be present and not null.
+    const Node* member(const char* key) const {
+        if (!has(key)) fail(std::string("config has no '") + key + "'");
+        return find(key);
+    }
+    const Node* present() const {
+        if (!node_) fail(quoted() + " is missing");
+        return node_;
+    }
+    /// How messages name a member, or (no key) this value.
+    std::string quoted(const char* key) const { return std::string("config '") + key + "'"; }
+    std::string quoted() const { return label_.empty() ? std::string("config") : quoted(label_.c_str()); }
+
+    std::int64_t int_of(const Node* n, const std::string& what) const {
+        const Kind k = src_->kind(n);
+        if (k == Kind::integer) return src_->integer(n);
+        if (k == Kind::number) {  // 3.0 is fine; anything outside std::int64_t or with a fraction is not
+            const double d = src_->number(n);
+            if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+                d == static_cast<double>(static_cast<std::int64_t>(d)))
+                return static_cast<std::int64_t>(d);
+        }
+        fail(what + " should be an integer");
+    }
+    double float_of(const Node* n, const std::string& what) const {
+        if (!numeric(src_->kind(n))) fail(what + " should be a number");
+        return src_->number(n);
+    }
+    bool bool_of(const Node* n, const std::string& what) const {
+        if (src_->kind(n) != Kind::boolean) fail(what + " should be true or false");
+        return src_->boolean(n);
+    }
+    std::string string_of(const Node* n, const std::string& what) const {
+        if (src_->kind(n) != Kind::string) fail(what + " should be a string");
+        return src_->text(n);
+    }
+
+    const Source* src_ = nullptr;
+    const Node* node_ = nullptr;
     std::string where_;
+    std::string label_;  // the key (or key[i]) this view was reached by, for messages
 };
 
 class LayerContext {
@@ -155,9 +253,10 @@ public:
     virtual const Registry& registry() const = 0;
 
     /// The keyword arguments of this call of the layer as the file stores them (Keras 2: the
-    /// dict after [layer, node, tensor] in an inbound node; Keras 3: the node's "kwargs"), or null.
-    /// Keras tensors passed as 'value'/'key' are already among the inputs (after the positional ones).
-    virtual const rapidjson::Value* call_kwargs() const { return nullptr; }
+    /// dict after [layer, node, tensor] in an inbound node; Keras 3: the node's "kwargs"); a view
+    /// of nothing if there are none. Keras tensors passed as 'value'/'key' are already among the
+    /// inputs (after the positional ones).
+    virtual Config call_kwargs() const { return Config(nullptr, nullptr, where()); }
 
     /// Declares that the handler honours the Keras masks of its inputs (Value::mask); without it
     /// a masked input makes the converter raise UnsupportedError for this layer.
@@ -165,10 +264,10 @@ public:
     bool masks_consumed() const noexcept { return masks_consumed_; }
     /// A boolean call argument (e.g. use_causal_mask), `fallback` if absent or null.
     bool call_flag(const char* key, bool fallback) const {
-        const rapidjson::Value* k = call_kwargs();
-        if (!k || !k->IsObject() || !k->HasMember(key) || (*k)[key].IsNull()) return fallback;
-        if (!(*k)[key].IsBool()) fail_format(std::string("call argument '") + key + "' should be true or false");
-        return (*k)[key].GetBool();
+        const Config k = call_kwargs();
+        if (!k.has(key)) return fallback;
+        if (!k.is_bool(key)) fail_format(std::string("call argument '") + key + "' should be true or false");
+        return k.get_bool(key);
     }
 
     // ---- helpers -------------------------------------------------------------------------

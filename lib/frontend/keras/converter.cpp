@@ -13,6 +13,8 @@
 #include <set>
 #include <tuple>
 
+#include "frontend/keras/layer_context.hpp"
+#include "frontend/keras/layers/layers.hpp"
 #include "frontend/keras/model_config.hpp"
 #include "frontend/keras/model_file.hpp"
 #include "graft/frontend/keras.hpp"
@@ -32,67 +34,8 @@ std::string advice(const std::string& cls) {
            "'; if it is a custom layer, load a plugin that registers it (--plugin PATH or GRAFT_PLUGIN_PATH)";
 }
 
-/// The logical order graft gives a Keras tensor of this rank (batch first, channels last).
-Order default_order(std::size_t rank) {
-    switch (rank) {
-        case 1: return Order{Axis::N};
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
-}
-
 using RefKey = std::tuple<std::string, int, int>;
 RefKey key(const TensorRef& r) { return {r.layer, r.node, r.tensor}; }
-
-class KerasLayerContext final : public LayerContext {
-public:
-    KerasLayerContext(const ModelFile& file, const LayerSpec& spec, const std::vector<WeightArray>& weights,
-                      std::vector<Value> inputs, Graph& g, const Registry& reg)
-        : file_(file), spec_(spec), weights_(weights), inputs_(std::move(inputs)), graph_(g), registry_(reg),
-          config_(spec.config, file.path() + ": layer '" + spec.name + "' (" + spec.class_name + ")") {}
-
-    const std::string& frontend() const override { return kFrontend; }
-    const std::string& file() const override { return file_.path(); }
-    const std::string& layer_name() const override { return spec_.name; }
-    const std::string& class_name() const override { return spec_.class_name; }
-    const std::string& framework_version() const override { return file_.keras_version(); }
-    const std::string& framework_backend() const override { return file_.backend(); }
-    const Config& config() const override { return config_; }
-    std::size_t num_inputs() const override { return inputs_.size(); }
-    const Value& input(std::size_t i) const override {
-        if (i >= inputs_.size()) fail_format("asks for input " + std::to_string(i) + " of " + std::to_string(inputs_.size()));
-        return inputs_[i];
-    }
-    void set_outputs(std::vector<Value> outputs) override { outputs_ = std::move(outputs); }
-    std::size_t num_weights() const override { return weights_.size(); }
-    const WeightArray& weight(std::size_t i) const override {
-        if (i >= weights_.size()) fail_format("asks for weight " + std::to_string(i) + " of " + std::to_string(weights_.size()));
-        return weights_[i];
-    }
-    Graph& graph() override { return graph_; }
-    const Registry& registry() const override { return registry_; }
-
-    std::vector<Value>& outputs() { return outputs_; }
-    const rapidjson::Value* call_kwargs() const override { return kwargs_; }
-    void set_call_kwargs(const rapidjson::Value* k) { kwargs_ = k; }
-
-private:
-    const ModelFile& file_;
-    const LayerSpec& spec_;
-    const std::vector<WeightArray>& weights_;
-    std::vector<Value> inputs_, outputs_;
-    Graph& graph_;
-    const Registry& registry_;
-    Config config_;
-    const rapidjson::Value* kwargs_ = nullptr;
-};
 
 /// Whether weight `w` (as a nested model's group lists it) belongs to layer `layer`: one of its
 /// path components is the layer name ("dense_2/kernel:0", tf.keras "lstm/lstm_cell/kernel:0",
@@ -244,8 +187,7 @@ private:
                                                    const std::vector<WeightArray>& weights, const std::string& qualified) {
         bool masked = false;
         for (const auto& v : ins) masked = masked || v.mask;
-        KerasLayerContext ctx(file_, layer, weights, std::move(ins), g_, registry_);
-        if (static_cast<std::size_t>(call) < layer.call_kwargs.size()) ctx.set_call_kwargs(layer.call_kwargs[static_cast<std::size_t>(call)]);
+        KerasLayerContext ctx(file_, layer, call, weights, std::move(ins), g_, registry_);
         try {
             (*registry_.find_converter(kFrontend, layer.class_name))(ctx);
             if (masked && !ctx.masks_consumed())
@@ -259,8 +201,7 @@ private:
             refuse(qualified, layer.class_name, msg);
             return std::nullopt;
         }
-        if (ctx.outputs().empty()) ctx.fail_format("the converter handler produced no outputs");
-        return std::move(ctx.outputs());
+        return ctx.take_outputs();
     }
 
     const ModelFile& file_;
@@ -296,7 +237,7 @@ CheckReport convert_collecting(const std::string& path, const Registry& registry
         if (in.dtype != "float32" && in.dtype != "int32" && in.dtype != "int64")
             throw UnsupportedError(path + ": input '" + in.name + "' has dtype " + in.dtype +
                                    ", graft runs float32 inputs (int32/int64 inputs are fed as float32 values)");
-        Order o = default_order(in.shape.size());
+        Order o = positional_order(in.shape.size());
         Variable* v = g.add_variable(g.unique_name(in.name), DType::float32, o, in.shape);
         g.add_input(v);
         input_names.push_back(in.name);

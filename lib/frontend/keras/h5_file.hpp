@@ -13,6 +13,10 @@
 
 namespace graft::h5 {
 
+namespace detail {
+struct FileImpl;  // h5_internal.hpp
+}
+
 /// A float32 array read from a dataset, C order.
 struct FloatArray {
     std::vector<std::int64_t> shape;
@@ -64,9 +68,8 @@ public:
     std::vector<std::int64_t> dataset_shape(const std::string& dataset) const;
 
 private:
-    struct Impl;
-    explicit File(std::unique_ptr<Impl> impl);
-    std::unique_ptr<Impl> impl_;
+    explicit File(std::unique_ptr<detail::FileImpl> impl);
+    std::unique_ptr<detail::FileImpl> impl_;
 };
 
 }  // namespace graft::h5

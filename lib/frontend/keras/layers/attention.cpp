@@ -18,9 +18,9 @@ namespace {
 void refuse_call_args(LayerContext& ctx) {
     if (ctx.call_flag("return_attention_scores", false))
         ctx.fail_unsupported("return_attention_scores=True is not supported");
-    const rapidjson::Value* k = ctx.call_kwargs();
+    const Config k = ctx.call_kwargs();
     for (const char* m : {"attention_mask", "mask"})
-        if (k && k->IsObject() && k->HasMember(m) && !(*k)[m].IsNull())
+        if (k.has(m))
             ctx.fail_unsupported(std::string("the call argument '") + m + "' (masked attention) is not supported");
 }
 

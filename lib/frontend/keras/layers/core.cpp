@@ -34,6 +34,20 @@ Value apply_activation(LayerContext& ctx, const Value& v, const std::string& ker
     return Value{ctx.op("Activation", {{"x", v.var}}, std::move(a), fn)->output("y"), v.logical};
 }
 
+Order positional_order(std::size_t rank) {
+    switch (rank) {
+        case 2: return OrderNC;
+        case 3: return OrderNTC;
+        case 4: return OrderNHWC;
+        case 5: return OrderNDHWC;
+        default: {
+            std::vector<Axis> axes{Axis::N};
+            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
+            return Order(std::move(axes));
+        }
+    }
+}
+
 Axis keras_axis(const LayerContext& ctx, const Value& v, std::int64_t axis) {
     const auto rank = static_cast<std::int64_t>(v.logical.ndim());
     const std::int64_t i = axis < 0 ? axis + rank : axis;
@@ -85,21 +99,12 @@ void identity(LayerContext& ctx) {
 }
 
 Value reshape(LayerContext& ctx, const Value& x, const Order& in_order, Shape target) {
-    std::vector<Axis> out;
-    switch (target.size()) {
-        case 2: out = OrderNC.axes(); break;
-        case 3: out = OrderNTC.axes(); break;
-        case 4: out = OrderNHWC.axes(); break;
-        case 5: out = OrderNDHWC.axes(); break;
-        default:
-            out = {Axis::N};
-            for (std::size_t i = 1; i < target.size(); ++i) out.emplace_back("A" + std::to_string(i));
-    }
+    const Order out = positional_order(target.size());
     Attributes a;
     a.set("in_order", in_order);
-    a.set("out_order", Order(out));
+    a.set("out_order", out);
     a.set("shape", std::move(target));
-    return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a))->output("y"), Order(out)};
+    return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a))->output("y"), out};
 }
 
 void flatten(LayerContext& ctx) {

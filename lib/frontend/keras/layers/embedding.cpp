@@ -15,21 +15,6 @@ namespace graft::keras {
 
 namespace {
 
-/// Keras' positional axis names for rank r (batch first).
-Order positional(std::size_t rank) {
-    switch (rank) {
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
-}
-
 void embedding(LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
     const auto& c = ctx.config();
@@ -39,7 +24,7 @@ void embedding(LayerContext& ctx) {
     if (V < 1 || D < 1) ctx.fail_format("input_dim " + std::to_string(V) + " and output_dim " + std::to_string(D) + " must be positive");
     ctx.expect_weights(1);
     // Output axes: the input's positions plus a feature axis last, named as Keras positions.
-    const Order out = positional(ctx.input(0).logical.ndim() + 1);
+    const Order out = positional_order(ctx.input(0).logical.ndim() + 1);
     std::vector<Axis> in_axes(out.axes().begin(), out.axes().end() - 1);
     const Value x = ctx.relabel(ctx.input(0), Order(in_axes));
     Attributes a;

@@ -14,6 +14,10 @@ std::string activation_name(const LayerContext& ctx, const std::string& keras_na
 /// Applies the layer's "activation" config (if any, and not linear) to `v`.
 Value apply_activation(LayerContext& ctx, const Value& v, const std::string& keras_name);
 
+/// The logical order graft gives a Keras tensor of this rank: Keras' positional axes, batch first
+/// and channels last (NC, NTC, NHWC, NDHWC; N, A1, A2, ... for other ranks).
+Order positional_order(std::size_t rank);
+
 /// A Keras axis index (negative counts from the end, batch is 0) as the axis of `v`.
 Axis keras_axis(const LayerContext& ctx, const Value& v, std::int64_t axis);
 

@@ -32,21 +32,6 @@ void concatenate(LayerContext& ctx) {
     set_output(ctx, ctx.op("Concat", aligned_inputs(ctx), std::move(a))->output("y"), x0.logical);
 }
 
-/// Keras' positional axis names for a tensor of this rank (batch first).
-Order positional_order(std::size_t rank) {
-    switch (rank) {
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
-}
-
 void dot(LayerContext& ctx) {
     ctx.expect_inputs(2, 2);
     Value x = ctx.input(0), y = ctx.input(1);

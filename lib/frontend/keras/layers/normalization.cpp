@@ -11,6 +11,7 @@
 //                        y = (x - mean) / max(sqrt(var), 1e-7), invert: mean + x * max(sqrt(var), 1e-7).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "frontend/keras/layers/layers.hpp"
 
@@ -170,7 +171,7 @@ void unit_norm(LayerContext& ctx) {
 
 float scalar_config(LayerContext& ctx, const char* key, double fallback) {
     const auto& c = ctx.config();
-    if (c.has(key) && !c.raw()[key].IsNumber())
+    if (c.has(key) && !c.is_number(key))
         ctx.fail_unsupported(std::string("'") + key + "' must be a single number (per-channel values are not supported)");
     return static_cast<float>(c.get_float(key, fallback));
 }
@@ -183,15 +184,15 @@ void rescaling(LayerContext& ctx) {
 
 /// A config list of numbers (Normalization's constant mean/variance), or a single number.
 std::vector<float> numbers(LayerContext& ctx, const char* key) {
-    const auto& v = ctx.config().raw()[key];
     std::vector<float> out;
-    std::function<void(const rapidjson::Value&, int)> walk = [&](const rapidjson::Value& e, int depth) {
+    std::function<void(const Config&, int)> walk = [&](const Config& e, int depth) {
         if (depth > 8) ctx.fail_format(std::string("'") + key + "' is nested too deeply");
-        if (e.IsNumber()) out.push_back(static_cast<float>(e.GetDouble()));
-        else if (e.IsArray()) for (const auto& x : e.GetArray()) walk(x, depth + 1);
+        const Config::Kind k = e.kind();
+        if (k == Config::Kind::integer || k == Config::Kind::number) out.push_back(static_cast<float>(e.as_float()));
+        else if (k == Config::Kind::list) for (std::size_t i = 0; i < e.size(); ++i) walk(e.at(i), depth + 1);
         else ctx.fail_format(std::string("'") + key + "' should hold numbers");
     };
-    walk(v, 0);
+    walk(ctx.config().get(key), 0);
     return out;
 }
 
@@ -201,7 +202,7 @@ void normalization(LayerContext& ctx) {
     const Value& x = ctx.input(0);
     std::vector<Axis> axes;
     if (!c.has("axis")) {
-        if (c.raw().IsObject() && c.raw().HasMember("axis")) axes = {};  // axis=None: one mean and variance
+        if (c.is_null("axis")) axes = {};  // axis=None: one mean and variance
         else axes = sorted_axes(ctx, x, "axis", {-1});
     } else {
         axes = sorted_axes(ctx, x, "axis", {-1});

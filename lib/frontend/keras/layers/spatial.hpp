@@ -9,13 +9,14 @@
 
 namespace graft::keras::spatial {
 
-/// Keras' positional axes of data with `nd` spatial dims: channels_last NTC / NHWC / NDHWC,
-/// channels_first NCT / NCHW / NCDHW.
+/// Keras' positional axes of data with `nd` (1 to 3) spatial dims: channels_last NTC / NHWC /
+/// NDHWC (positional_order), channels_first NCT / NCHW / NCDHW.
 inline Order logical(std::size_t nd, bool cf) {
+    if (!cf) return positional_order(nd + 2);
     switch (nd) {
-        case 1: return cf ? OrderNCT : OrderNTC;
-        case 2: return cf ? OrderNCHW : OrderNHWC;
-        default: return cf ? OrderNCDHW : OrderNDHWC;
+        case 1: return OrderNCT;
+        case 2: return OrderNCHW;
+        default: return OrderNCDHW;
     }
 }
 
@@ -49,30 +50,31 @@ inline Variable* from_2d(LayerContext& ctx, Variable* y) {
 /// uses: an int (all sides), a list of nd ints (symmetric per axis; for nd == 1 a list of two
 /// is (before, after)), or a list of nd pairs. Keras 1's 4-entry (top, bottom, left, right) too.
 inline std::vector<std::pair<std::int64_t, std::int64_t>> pairs(const LayerContext& ctx, const char* key, std::size_t nd) {
-    const auto& c = ctx.config();
-    if (!c.has(key)) c.fail(std::string("config has no '") + key + "'");
-    const auto& v = c.raw()[key];
-    auto bad = [&]() { c.fail(std::string("config '") + key + "' should be an int, a list of ints or a list of pairs"); };
-    auto num = [&](const rapidjson::Value& e) -> std::int64_t {
-        if (!e.IsInt64() || e.GetInt64() < 0) bad();
-        return e.GetInt64();
+    const Config v = ctx.config().get(key);  // "config has no 'key'" if absent
+    auto bad = [&]() { v.fail(std::string("config '") + key + "' should be an int, a list of ints or a list of pairs"); };
+    auto num = [&](const Config& e) -> std::int64_t {
+        if (e.kind() != Config::Kind::integer || e.as_int() < 0) bad();
+        return e.as_int();
     };
+    const bool list = v.kind() == Config::Kind::list;
+    const std::size_t n = v.size();
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    if (v.IsInt64()) {
+    if (v.kind() == Config::Kind::integer) {
         out.assign(nd, {num(v), num(v)});
-    } else if (v.IsArray() && v.Size() == nd && nd > 0 && v[0].IsArray()) {
-        for (const auto& e : v.GetArray()) {
-            if (!e.IsArray() || e.Size() != 2) bad();
-            out.emplace_back(num(e[0]), num(e[1]));
+    } else if (list && n == nd && nd > 0 && v.at(0).kind() == Config::Kind::list) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const Config e = v.at(i);
+            if (e.size() != 2) bad();  // not a list, or not a pair
+            out.emplace_back(num(e.at(0)), num(e.at(1)));
         }
-    } else if (v.IsArray() && nd == 1 && v.Size() == 2) {
-        out.emplace_back(num(v[0]), num(v[1]));
-    } else if (v.IsArray() && nd == 1 && v.Size() == 1) {
-        out.emplace_back(num(v[0]), num(v[0]));
-    } else if (v.IsArray() && v.Size() == nd) {
-        for (const auto& e : v.GetArray()) out.emplace_back(num(e), num(e));
-    } else if (v.IsArray() && v.Size() == 2 * nd) {
-        for (rapidjson::SizeType i = 0; i < v.Size(); i += 2) out.emplace_back(num(v[i]), num(v[i + 1]));
+    } else if (list && nd == 1 && n == 2) {
+        out.emplace_back(num(v.at(0)), num(v.at(1)));
+    } else if (list && nd == 1 && n == 1) {
+        out.emplace_back(num(v.at(0)), num(v.at(0)));
+    } else if (list && n == nd) {
+        for (std::size_t i = 0; i < n; ++i) out.emplace_back(num(v.at(i)), num(v.at(i)));
+    } else if (list && n == 2 * nd) {
+        for (std::size_t i = 0; i < n; i += 2) out.emplace_back(num(v.at(i)), num(v.at(i + 1)));
     } else {
         bad();
     }

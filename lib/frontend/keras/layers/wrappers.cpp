@@ -2,80 +2,42 @@
 // return_sequences and return_state; Keras 2 weight order: every forward weight, then every
 // backward one) and TimeDistributed (any supported layer, applied to (N*T, ...)).
 //
-// Both call the wrapped layer's own converter handler through a synthetic LayerContext: the
-// wrapped layer's config, the wrapper's weights (they live in the wrapper's group), and inputs
-// made by the wrapper.
-#include <rapidjson/document.h>
-
+// Both call the wrapped layer's own converter handler with a KerasLayerContext of its own (the
+// converter's, layer_context.hpp): the wrapped layer's config, the wrapper's weights (they live in
+// the wrapper's group), and inputs made by the wrapper.
+#include "frontend/keras/json_config.hpp"
+#include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
 
 namespace graft::keras {
 
 namespace {
 
-/// The wrapped layer as a converter handler sees it; everything else comes from the wrapper.
-class InnerContext final : public LayerContext {
-public:
-    InnerContext(LayerContext& outer, const rapidjson::Value& config, std::string class_name, std::string name,
-                 std::vector<Value> inputs, std::vector<WeightArray> weights)
-        : outer_(outer), class_name_(std::move(class_name)), name_(std::move(name)),
-          config_(&config, outer.where() + ", wrapped layer (" + class_name_ + ")"), inputs_(std::move(inputs)),
-          weights_(std::move(weights)) {}
-
-    const std::string& frontend() const override { return outer_.frontend(); }
-    const std::string& file() const override { return outer_.file(); }
-    const std::string& layer_name() const override { return name_; }
-    const std::string& class_name() const override { return class_name_; }
-    const std::string& framework_version() const override { return outer_.framework_version(); }
-    const std::string& framework_backend() const override { return outer_.framework_backend(); }
-    const Config& config() const override { return config_; }
-    std::size_t num_inputs() const override { return inputs_.size(); }
-    const Value& input(std::size_t i) const override {
-        if (i >= inputs_.size()) fail_format("asks for input " + std::to_string(i) + " of " + std::to_string(inputs_.size()));
-        return inputs_[i];
-    }
-    void set_outputs(std::vector<Value> outputs) override { outputs_ = std::move(outputs); }
-    std::size_t num_weights() const override { return weights_.size(); }
-    const WeightArray& weight(std::size_t i) const override {
-        if (i >= weights_.size()) fail_format("asks for weight " + std::to_string(i) + " of " + std::to_string(weights_.size()));
-        return weights_[i];
-    }
-    Graph& graph() override { return outer_.graph(); }
-    const Registry& registry() const override { return outer_.registry(); }
-
-    /// Runs the wrapped layer's handler; its outputs.
-    std::vector<Value> convert() {
-        const ConverterFn* fn = registry().find_converter(frontend(), class_name_);
-        if (!fn) outer_.fail_unsupported("no converter handler is registered for the wrapped Keras class '" + class_name_ + "'");
-        (*fn)(*this);
-        if (outputs_.empty()) fail_format("the converter handler produced no outputs");
-        return outputs_;
-    }
-
-private:
-    LayerContext& outer_;
-    std::string class_name_, name_;
-    Config config_;
-    std::vector<Value> inputs_, outputs_;
-    std::vector<WeightArray> weights_;
-};
-
 /// config.layer = {"class_name", "config"} of a wrapper.
 struct Wrapped {
     std::string class_name;
-    const rapidjson::Value* config;
+    Config config;
 };
 
 Wrapped wrapped_layer(const LayerContext& ctx, const char* key = "layer") {
     const Config l = ctx.config().get(key);
-    const auto& raw = l.raw();
-    if (!raw.IsObject() || !raw.HasMember("class_name") || !raw["class_name"].IsString() || !raw.HasMember("config") ||
-        !raw["config"].IsObject())
+    if (!l.is_string("class_name") || !l.is_object("config"))
         ctx.fail_format(std::string("config '") + key + "' should be {\"class_name\": ..., \"config\": {...}}");
-    std::string cls = raw["class_name"].GetString();
+    std::string cls = l.get_string("class_name");
     if (cls == "Sequential" || cls == "Model" || cls == "Functional")
         ctx.fail_unsupported("wrapping a whole model (" + cls + ") is not supported");
-    return {cls, &raw["config"]};
+    return {cls, l.get("config")};
+}
+
+/// Runs the handler of `inner`, the layer `outer` wraps, named `name` and called with `inputs`
+/// and `weights`; its outputs.
+std::vector<Value> convert_wrapped(LayerContext& outer, const Wrapped& inner, std::string name, std::vector<Value> inputs,
+                                   std::vector<WeightArray> weights) {
+    KerasLayerContext ctx(outer, std::move(name), inner.class_name, inner.config, std::move(weights), std::move(inputs));
+    const ConverterFn* fn = ctx.registry().find_converter(ctx.frontend(), inner.class_name);
+    if (!fn) outer.fail_unsupported("no converter handler is registered for the wrapped Keras class '" + inner.class_name + "'");
+    (*fn)(ctx);
+    return ctx.take_outputs();
 }
 
 std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from, std::size_t to) {
@@ -84,24 +46,10 @@ std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from
     return w;
 }
 
-Order positional(std::size_t rank) {
-    switch (rank) {
-        case 2: return OrderNC;
-        case 3: return OrderNTC;
-        case 4: return OrderNHWC;
-        case 5: return OrderNDHWC;
-        default: {
-            std::vector<Axis> axes{Axis::N};
-            for (std::size_t i = 1; i < rank; ++i) axes.emplace_back("A" + std::to_string(i));
-            return Order(std::move(axes));
-        }
-    }
-}
-
 Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string& suffix) {
     Attributes a;
     a.set("in_order", x.logical);
-    Order out = positional(shape.size());
+    Order out = positional_order(shape.size());
     a.set("out_order", out);
     a.set("shape", std::move(shape));
     return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a), suffix)->output("y"), out};
@@ -116,42 +64,34 @@ void bidirectional(LayerContext& ctx) {
     const auto& c = ctx.config();
     const Wrapped fw = wrapped_layer(ctx);
     std::string mode = "concat";
-    if (c.raw().IsObject() && c.raw().HasMember("merge_mode")) {
-        const auto& m = c.raw()["merge_mode"];
-        if (m.IsNull()) mode = "none";
-        else if (m.IsString()) mode = m.GetString();
-        else c.fail("config 'merge_mode' should be a string or null");
-    }
+    if (c.is_null("merge_mode")) mode = "none";
+    else if (c.is_string("merge_mode")) mode = c.get_string("merge_mode");
+    else if (c.has("merge_mode")) c.fail("config 'merge_mode' should be a string or null");
     if (mode != "concat" && mode != "sum" && mode != "mul" && mode != "ave" && mode != "none")
         ctx.fail_unsupported("merge_mode '" + mode + "' (Keras knows concat, sum, mul, ave and None)");
 
     // The backward layer: Keras 3 (and tf.keras when one was given) stores its config, already
     // with go_backwards flipped; otherwise it is the forward config with go_backwards flipped.
-    rapidjson::Document fw_cfg, bw_cfg;
-    fw_cfg.CopyFrom(*fw.config, fw_cfg.GetAllocator());
-    std::string bw_class = fw.class_name;
+    Wrapped bw;
+    rapidjson::Document flipped;  // owns bw.config when it is made here
     if (c.has("backward_layer")) {
-        const Wrapped bw = wrapped_layer(ctx, "backward_layer");
-        bw_class = bw.class_name;
-        bw_cfg.CopyFrom(*bw.config, bw_cfg.GetAllocator());
+        bw = wrapped_layer(ctx, "backward_layer");
     } else {
-        bw_cfg.CopyFrom(*fw.config, bw_cfg.GetAllocator());
-        const bool back = bw_cfg.HasMember("go_backwards") && bw_cfg["go_backwards"].IsBool() && bw_cfg["go_backwards"].GetBool();
-        bw_cfg.RemoveMember("go_backwards");
-        bw_cfg.AddMember("go_backwards", !back, bw_cfg.GetAllocator());
+        flipped.CopyFrom(*json_value(fw.config), flipped.GetAllocator());
+        const bool back = fw.config.is_bool("go_backwards") && fw.config.get_bool("go_backwards");
+        flipped.RemoveMember("go_backwards");
+        flipped.AddMember("go_backwards", !back, flipped.GetAllocator());
+        bw = {fw.class_name, json_config(&flipped, ctx.where())};
     }
-    const Config fwc(&fw_cfg, ctx.where());
+    const Config fwc(fw.config.source(), fw.config.node(), ctx.where());
     const bool seqs = fwc.get_bool("return_sequences", false);
     const bool states = fwc.get_bool("return_state", false);
 
     const std::size_t n = ctx.num_weights();
     if (n % 2) ctx.fail_format("has " + std::to_string(n) + " weight arrays, expected an even number (forward, then backward)");
-    const std::string inner_name = Config(fw.config, ctx.where()).get_string("name", "layer");
-    InnerContext f(ctx, fw_cfg, fw.class_name, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)},
-                   weights_range(ctx, 0, n / 2));
-    InnerContext b(ctx, bw_cfg, bw_class, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)},
-                   weights_range(ctx, n / 2, n));
-    auto yf = f.convert(), yb = b.convert();
+    const std::string inner_name = fwc.get_string("name", "layer");
+    auto yf = convert_wrapped(ctx, fw, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)}, weights_range(ctx, 0, n / 2));
+    auto yb = convert_wrapped(ctx, bw, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)}, weights_range(ctx, n / 2, n));
     if (yf.size() != yb.size()) ctx.fail_format("the forward and backward layers give different numbers of outputs");
 
     Value back = yb[0];
@@ -199,9 +139,8 @@ void time_distributed(LayerContext& ctx) {
     merged.insert(merged.end(), dims.begin() + 2, dims.end());
     const Value xs = reshape(ctx, x, merged, "merge_time");
 
-    InnerContext in(ctx, *inner.config, inner.class_name, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()));
     std::vector<Value> outs;
-    for (const Value& y : in.convert()) {
+    for (const Value& y : convert_wrapped(ctx, inner, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()))) {
         Shape s = y.var->shape_in(y.logical);
         Shape split{kDynamic, steps};
         split.insert(split.end(), s.begin() + 1, s.end());
