@@ -66,6 +66,8 @@ unset(_graft_compat)
 
 install(FILES "${PROJECT_BINARY_DIR}/graftConfig.cmake" "${PROJECT_BINARY_DIR}/graftConfigVersion.cmake"
   DESTINATION "${GRAFT_INSTALL_CMAKEDIR}")
+# graft_embed_text(), for plugins whose kernels are written once (graftConfig.cmake includes it).
+install(FILES "${CMAKE_CURRENT_LIST_DIR}/GraftEmbed.cmake" DESTINATION "${GRAFT_INSTALL_CMAKEDIR}")
 # graft_generate_model(), which graftConfig.cmake includes when it is there.
 if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/GraftGenerate.cmake")
   install(FILES "${CMAKE_CURRENT_LIST_DIR}/GraftGenerate.cmake" DESTINATION "${GRAFT_INSTALL_CMAKEDIR}")

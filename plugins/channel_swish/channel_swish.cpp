@@ -10,8 +10,8 @@
 // graft has no such op, so this plugin brings all three parts:
 //   - the op type "ChannelSwish" and its schema (inputs x and beta, attribute axis; the output
 //     has x's order and shape; any memory order works since the axis is named),
-//   - its native generator (a kernel over x viewed as [outer, channels, inner]) and its C++
-//     emitter for the generated backend,
+//   - its kernel, written once in channel_swish_kernel.hpp: the kernel builder runs it and the
+//     C++ emitter writes the same text into generated code,
 //   - the Keras converter handler that emits it.
 #include <cmath>
 #include <cstdint>
@@ -21,6 +21,11 @@
 #include <graft/backend/native_kernel.hpp>
 #include <graft/frontend/layer.hpp>
 #include <graft/plugin.hpp>
+
+#include "channel_swish_kernel.hpp"
+
+// The text of channel_swish_kernel.hpp (graft_embed_text in plugins/CMakeLists.txt).
+extern const graft::cpp::EmbeddedText channel_swish_kernel_text[];
 
 namespace {
 
@@ -53,45 +58,20 @@ Split split_at(const graft::Variable& v, const graft::Axis& axis) {
     return s;
 }
 
-/// The kernel: y = x / (1 + exp(-beta * x)). x and y may be the same memory.
-void channel_swish(const float* x, const float* beta, float* y, const Split& s) {
-    for (std::int64_t o = 0; o < s.outer; ++o)
-        for (std::int64_t c = 0; c < s.channels; ++c) {
-            const float b = beta[c];
-            const std::int64_t base = (o * s.channels + c) * s.inner;
-            for (std::int64_t i = 0; i < s.inner; ++i) {
-                const float v = x[base + i];
-                y[base + i] = v / (1.0f + std::exp(-b * v));
-            }
-        }
-}
-
 std::unique_ptr<graft::native::Kernel> build_channel_swish(graft::native::BuildContext& b) {
     const Operator& op = b.op();
     const Split s = split_at(*op.input("x"), op.attrs().get_axis("axis", op.describe()));
     const auto x = b.in("x"), beta = b.in("beta"), y = b.out("y");
     return graft::native::make_kernel(
-        [=](const graft::native::RunContext& c) { channel_swish(c.at(x), c.at(beta), c.at(y), s); });
+        [=](const graft::native::RunContext& c) { graft_rt::channel_swish(c.at(x), c.at(beta), c.at(y), s.outer, s.channels, s.inner); });
 }
 
-/// Its C++ emitter (graft convert --backend cpp): the kernel as a support section of the generated
-/// code, and a call with the op's sizes as constants.
+/// Its C++ emitter (graft convert --backend cpp): the kernel header as a support section of the
+/// generated code, and a call with the op's sizes as constants.
 void emit_channel_swish(graft::cpp::EmitContext& ctx) {
     const Operator& op = ctx.op();
     const Split s = split_at(*op.input("x"), op.attrs().get_axis("axis", op.describe()));
-    ctx.support("channel_swish", R"(
-/// ChannelSwish (plugin channel_swish): y = x * sigmoid(beta[c] * x) = x / (1 + exp(-beta[c] * x)),
-/// x viewed as [outer, channels, inner]. x and y may be the same memory.
-inline void channel_swish(const float* x, const float* beta, float* y, std::int64_t outer, std::int64_t channels,
-                          std::int64_t inner) {
-    for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t c = 0; c < channels; ++c)
-            for (std::int64_t i = 0; i < inner; ++i) {
-                const std::int64_t k = (o * channels + c) * inner + i;
-                y[k] = x[k] / (1.0f + std::exp(-beta[c] * x[k]));
-            }
-}
-)");
+    ctx.support_header("channel_swish", channel_swish_kernel_text[0].text);  // the same code the kernel runs
     ctx.constant_i64("outer", s.outer, "axes before the channel axis");
     ctx.constant_i64("channels", s.channels);
     ctx.constant_i64("inner", s.inner, "axes after it");
