@@ -1,4 +1,5 @@
 // The built-in registry: every op family (lib/ops/families.cpp) and every Keras converter graft ships.
+#include "backend/native/evaluator.hpp"
 #include "frontend/keras/layers/layers.hpp"
 #include "graft/graft.hpp"
 #include "ops/families.hpp"
@@ -8,6 +9,7 @@ namespace graft {
 std::unique_ptr<Registry> make_builtin_registry() {
     auto r = std::make_unique<Registry>();
     ops::register_builtin_ops(*r);
+    r->set_evaluator(native::constant_evaluator());  // constant folding runs the native kernels
     keras::register_core(*r);
     keras::register_conv(*r);
     keras::register_pooling(*r);

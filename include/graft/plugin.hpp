@@ -90,7 +90,7 @@ constexpr std::uint64_t plugin_layout_fingerprint() {
         // registry
         sizeof(Registry), alignof(Registry), sizeof(OpSchema), sizeof(TensorType), sizeof(HandlerOwner),
         sizeof(PluginRecord), sizeof(HandlerTable<OpSchema>::Entry), sizeof(HandlerTable<ErasedGenerator>::Entry),
-        sizeof(ConverterFn), sizeof(GeneratorRef<native::KernelBuilder>),
+        sizeof(ConverterFn), sizeof(GeneratorRef<native::KernelBuilder>), sizeof(ConstantEvaluator),
         // IR
         sizeof(Graph), sizeof(Operator), sizeof(Variable), sizeof(ConstantVariable), sizeof(Attributes),
         sizeof(AttrValue), sizeof(Order), sizeof(Axis),

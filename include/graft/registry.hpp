@@ -119,6 +119,16 @@ private:
     std::map<std::string, Entry> entries_;
 };
 
+/// Computes an operator whose inputs are all constants, now (the optimizer's constant folding asks
+/// it). libgraft's built-in registry has one that runs the native backend's kernels.
+class ConstantEvaluator {
+public:
+    virtual ~ConstantEvaluator() = default;
+    /// The op's outputs, in the op's output order, as float32 values in each output's order.
+    /// Throws graft::Error when the op cannot be evaluated.
+    virtual std::vector<std::vector<float>> evaluate(const Operator& op, const class Registry& reg) const = 0;
+};
+
 /// A generator with its type erased (the registry stores every backend's alike).
 using ErasedGenerator = std::shared_ptr<const void>;
 
@@ -186,6 +196,11 @@ public:
     /// Every backend's generators, by backend name (the handlers type-erased: for listing).
     const std::map<std::string, HandlerTable<ErasedGenerator>>& generators() const noexcept { return generators_; }
 
+    // ---- constant folding ----------------------------------------------------------------
+    /// What evaluates constant operators (null: the optimizer folds none).
+    const ConstantEvaluator* evaluator() const noexcept { return evaluator_.get(); }
+    void set_evaluator(std::shared_ptr<const ConstantEvaluator> e) { evaluator_ = std::move(e); }
+
     // ---- plugins -------------------------------------------------------------------------
     /// The plugins loaded into this registry, in load order.
     const std::vector<PluginRecord>& plugins() const noexcept { return plugins_; }
@@ -224,6 +239,7 @@ private:
     HandlerTable<OpSchema> ops_;
     HandlerTable<ConverterFn> converters_;
     std::map<std::string, HandlerTable<ErasedGenerator>> generators_;
+    std::shared_ptr<const ConstantEvaluator> evaluator_;
 };
 
 // ---- building operators through their schema ----------------------------------------------
