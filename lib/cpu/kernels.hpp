@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft_rt/act.hpp"
+#include "graft_rt/pool.hpp"
 
 namespace graft::cpu {
 class ThreadPool;
@@ -42,19 +43,10 @@ struct Conv2DParams {
 void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y,
                  const Conv2DParams& p, const ActParams& a);
 
-/// 2-D pooling over NHWC. Average pooling divides by the number of in-range taps (TF/Keras).
-enum class Pool : int { max, avg };
-struct Pool2DParams {
-    std::int64_t n, h, w, c;
-    std::int64_t kh, kw;
-    std::int64_t stride_h, stride_w;
-    std::int64_t pad_top, pad_left;
-    std::int64_t oh, ow;
-};
-void pool2d_nhwc(const float* x, float* y, const Pool2DParams& p, Pool kind);
-
-/// Reduce the middle dimension: x [outer, mid, inner] -> y [outer, inner] (max or mean).
-void reduce_mid(const float* x, float* y, std::int64_t outer, std::int64_t mid, std::int64_t inner, Pool kind);
+/// 2-D pooling over NHWC windows (p.d = p.kd = p.od = 1), vectorized; the same results as
+/// graft_rt::pool_ndhwc (average pooling divides by the number of in-range taps, TF/Keras).
+using graft_rt::PoolParams;
+void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max);
 
 /// y = x * scale[c] + shift[c] with x viewed as [outer, channels, inner]. x and y may alias.
 void channel_affine(const float* x, const float* scale, const float* shift, float* y,
@@ -129,7 +121,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
          const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
          const RnnPrepared& prep = {});
 
-// ---- convolution / pooling / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
+// ---- convolution / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
 // pad_crop_resize.cpp). All channels-last; padding explicit (leading pad; the rest follows from
 // the output size); out-of-range taps read zero.
 
@@ -143,16 +135,6 @@ struct Conv3DParams {
 };
 void conv3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
                   const Conv3DParams& p, const ActParams& a);
-
-/// 3-D pooling over NDHWC (average over in-range taps only, as TF/Keras).
-struct Pool3DParams {
-    std::int64_t n, d, h, w, c;
-    std::int64_t kd, kh, kw;
-    std::int64_t stride_d, stride_h, stride_w;
-    std::int64_t pad_front, pad_top, pad_left;
-    std::int64_t od, oh, ow;
-};
-void pool3d_ndhwc(const float* x, float* y, const Pool3DParams& p, Pool kind);
 
 /// Depthwise 2-D convolution, x NHWC, w [KH,KW,Cin,M] (Keras layout), bias [Cin*M] or null,
 /// y NHWC [N,OH,OW,Cin*M] with output channel c*M + m.

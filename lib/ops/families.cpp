@@ -27,7 +27,6 @@ void register_builtin_ops(Registry& r) {
     register_fused_elementwise(r);
     cpp::register_linear_emitters(r);
     cpp::register_conv_emitters(r);
-    cpp::register_pool_emitters(r);
     cpp::register_elementwise_emitters(r);
     cpp::register_shape_emitters(r);
     cpp::register_norm_emitters(r);

@@ -10,4 +10,6 @@ namespace graft::ops {
 /// Registers every built-in op family into `r`.
 void register_builtin_ops(Registry& r);
 
+void register_pool(Registry& r);    // pool/: Pool2D, Pool3D, GlobalPool
+
 }  // namespace graft::ops

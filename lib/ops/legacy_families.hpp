@@ -7,7 +7,6 @@
 namespace graft::cpp {
 void register_linear_emitters(Registry& r);
 void register_conv_emitters(Registry& r);
-void register_pool_emitters(Registry& r);
 void register_elementwise_emitters(Registry& r);
 void register_shape_emitters(Registry& r);
 void register_norm_emitters(Registry& r);
@@ -19,7 +18,6 @@ void register_fused_emitters(Registry& r);
 namespace graft::ops {
 void register_linear(Registry& r);
 void register_conv(Registry& r);
-void register_pool(Registry& r);
 void register_elementwise(Registry& r);
 void register_normalization(Registry& r);
 void register_shape(Registry& r);
