@@ -60,13 +60,6 @@ void merge(Merge kind, const float* const* xs, int n, float* y, std::int64_t siz
 /// Softmax along the middle dimension of x viewed as [outer, len, inner]. x and y may alias.
 void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner);
 
-/// y = x transposed: y's axis i is x's axis perm[i]. rank <= 8.
-void transpose(const float* x, float* y, const std::int64_t* in_shape, const int* perm, int rank);
-
-/// Concatenate n inputs along the middle dimension: input i viewed as [outer, lens[i], inner].
-void concat(const float* const* xs, const std::int64_t* lens, int n, float* y,
-            std::int64_t outer, std::int64_t inner);
-
 /// Recurrent layers over x [N,T,I] (batch-major, Keras layout).
 /// Output y is [N,T,U] when return_sequences, else [N,U] (the last step processed).
 /// h0/c0 ([N,U], initial states; trailing defaulted arguments) may be null (zeros). h_last/c_last may be null (not wanted).
@@ -121,9 +114,8 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
          const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
          const RnnPrepared& prep = {});
 
-// ---- convolution / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
-// pad_crop_resize.cpp). All channels-last; padding explicit (leading pad; the rest follows from
-// the output size); out-of-range taps read zero.
+// ---- convolution families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp). All channels-last;
+// padding explicit (leading pad; the rest follows from the output size); out-of-range taps read zero.
 
 /// 3-D convolution, x NDHWC, w [KD,KH,KW,Cin,Cout] (Keras layout), y NDHWC [N,OD,OH,OW,Cout].
 struct Conv3DParams {
@@ -161,22 +153,6 @@ struct ConvTransposeParams {
 };
 void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
                             const ConvTransposeParams& p, const ActParams& a);
-
-/// y = x with axis i shifted by begin[i] (negative: cropped) into out_shape[i]; zeros where
-/// nothing maps. Same rank for both, rank <= 8, any layout (plain row-major arrays).
-void pad_nd(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* out_shape,
-            const std::int64_t* begin, int rank);
-
-/// Nearest-neighbour upsampling by integer factors: y[j] = x[j / factor] on every axis, y's
-/// shape is in_shape * factors. rank <= 8, any layout.
-void upsample_nearest(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* factors, int rank);
-
-/// Bilinear resize of NHWC images [N,H,W,C] to [N,OH,OW,C] (TF rules, no corner alignment):
-/// source coordinate = dst * in/out (legacy, TF 1 resize_bilinear) or (dst + 0.5) * in/out - 0.5
-/// (half_pixel, TF 2 tf.image.resize), clamped to the image.
-void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
-                          std::int64_t oh, std::int64_t ow, bool half_pixel);
-
 
 // ---- normalization, activation-with-weights, embedding, masking, attention families
 // (normalization.cpp, embedding.cpp, attention.cpp). Row-major; sizes checked when compiled.

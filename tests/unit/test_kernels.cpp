@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/shape.hpp"
 
 using namespace graft::cpu;
 using i64 = std::int64_t;
@@ -499,7 +500,7 @@ TEST_CASE("softmax: contiguous and strided, stable, in place", "[kernels][elemen
     }
 }
 
-TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][elementwise]") {
+TEST_CASE("graft_rt::transpose: random ranks, shapes and permutations", "[kernels][shape]") {
     auto check = [](const std::vector<i64>& shape, const std::vector<int>& perm) {
         const int rank = static_cast<int>(shape.size());
         i64 total = 1;
@@ -524,7 +525,7 @@ TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][element
             }
         }
         fvec y(static_cast<std::size_t>(total), -7.f);
-        transpose(x.data(), y.data(), shape.data(), perm.data(), rank);
+        graft_rt::transpose(x.data(), y.data(), shape.data(), perm.data(), rank);
         std::ostringstream msg;
         msg << "shape";
         for (i64 d : shape) msg << ' ' << d;
@@ -552,7 +553,7 @@ TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][element
     }
 }
 
-TEST_CASE("concat along the middle dimension", "[kernels][elementwise]") {
+TEST_CASE("graft_rt::concat along the middle dimension", "[kernels][shape]") {
     for (int it = 0; it < 50; ++it) {
         const int n = rand_int(1, 4);
         const i64 outer = rand_int(1, 4), inner = rand_int(1, 5);
@@ -571,7 +572,7 @@ TEST_CASE("concat along the middle dimension", "[kernels][elementwise]") {
         std::vector<const float*> ptrs;
         for (auto& v : in) ptrs.push_back(v.data());
         fvec y(static_cast<std::size_t>(outer * total * inner));
-        concat(ptrs.data(), lens.data(), n, y.data(), outer, inner);
+        graft_rt::concat(ptrs.data(), lens.data(), n, y.data(), outer, inner);
         check_close(y, ref, 0.0);
     }
 }
