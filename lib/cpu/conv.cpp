@@ -1,4 +1,4 @@
-// 2-D convolution (implicit GEMM over NHWC) and middle-axis reductions (2-D pooling: pool.cpp).
+// 2-D convolution (implicit GEMM over NHWC).
 #include <algorithm>
 #include <cstring>
 
@@ -54,29 +54,6 @@ void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y, co
                 }
             }
             if (a.kind != Act::linear) activate(yr, yr, row, a);
-        }
-    }
-}
-
-void reduce_mid(const float* x, float* y, std::int64_t outer, std::int64_t mid, std::int64_t inner, Pool kind) {
-    for (i64 o = 0; o < outer; ++o) {
-        const float* xo = x + o * mid * inner;
-        float* yo = y + o * inner;
-        if (mid <= 0) {
-            std::memset(yo, 0, bytes(inner));
-            continue;
-        }
-        std::memcpy(yo, xo, bytes(inner));
-        for (i64 m = 1; m < mid; ++m) {
-            const float* xm = xo + m * inner;
-            if (kind == Pool::max)
-                for (i64 j = 0; j < inner; ++j) yo[j] = xm[j] > yo[j] ? xm[j] : yo[j];
-            else
-                for (i64 j = 0; j < inner; ++j) yo[j] += xm[j];
-        }
-        if (kind == Pool::avg) {
-            const float count = static_cast<float>(mid);
-            for (i64 j = 0; j < inner; ++j) yo[j] /= count;
         }
     }
 }

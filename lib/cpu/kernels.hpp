@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft_rt/act.hpp"
+#include "graft_rt/pool.hpp"
 
 namespace graft::cpu {
 class ThreadPool;
@@ -42,19 +43,10 @@ struct Conv2DParams {
 void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y,
                  const Conv2DParams& p, const ActParams& a);
 
-/// 2-D pooling over NHWC. Average pooling divides by the number of in-range taps (TF/Keras).
-enum class Pool : int { max, avg };
-struct Pool2DParams {
-    std::int64_t n, h, w, c;
-    std::int64_t kh, kw;
-    std::int64_t stride_h, stride_w;
-    std::int64_t pad_top, pad_left;
-    std::int64_t oh, ow;
-};
-void pool2d_nhwc(const float* x, float* y, const Pool2DParams& p, Pool kind);
-
-/// Reduce the middle dimension: x [outer, mid, inner] -> y [outer, inner] (max or mean).
-void reduce_mid(const float* x, float* y, std::int64_t outer, std::int64_t mid, std::int64_t inner, Pool kind);
+/// 2-D pooling over NHWC windows (p.d = p.kd = p.od = 1), vectorized; the same results as
+/// graft_rt::pool_ndhwc (average pooling divides by the number of in-range taps, TF/Keras).
+using graft_rt::PoolParams;
+void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max);
 
 /// y = x * scale[c] + shift[c] with x viewed as [outer, channels, inner]. x and y may alias.
 void channel_affine(const float* x, const float* scale, const float* shift, float* y,
@@ -67,13 +59,6 @@ void merge(Merge kind, const float* const* xs, int n, float* y, std::int64_t siz
 
 /// Softmax along the middle dimension of x viewed as [outer, len, inner]. x and y may alias.
 void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner);
-
-/// y = x transposed: y's axis i is x's axis perm[i]. rank <= 8.
-void transpose(const float* x, float* y, const std::int64_t* in_shape, const int* perm, int rank);
-
-/// Concatenate n inputs along the middle dimension: input i viewed as [outer, lens[i], inner].
-void concat(const float* const* xs, const std::int64_t* lens, int n, float* y,
-            std::int64_t outer, std::int64_t inner);
 
 /// Recurrent layers over x [N,T,I] (batch-major, Keras layout).
 /// Output y is [N,T,U] when return_sequences, else [N,U] (the last step processed).
@@ -129,9 +114,8 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
          const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
          const RnnPrepared& prep = {});
 
-// ---- convolution / pooling / shape families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp,
-// pad_crop_resize.cpp). All channels-last; padding explicit (leading pad; the rest follows from
-// the output size); out-of-range taps read zero.
+// ---- convolution families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp). All channels-last;
+// padding explicit (leading pad; the rest follows from the output size); out-of-range taps read zero.
 
 /// 3-D convolution, x NDHWC, w [KD,KH,KW,Cin,Cout] (Keras layout), y NDHWC [N,OD,OH,OW,Cout].
 struct Conv3DParams {
@@ -143,16 +127,6 @@ struct Conv3DParams {
 };
 void conv3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
                   const Conv3DParams& p, const ActParams& a);
-
-/// 3-D pooling over NDHWC (average over in-range taps only, as TF/Keras).
-struct Pool3DParams {
-    std::int64_t n, d, h, w, c;
-    std::int64_t kd, kh, kw;
-    std::int64_t stride_d, stride_h, stride_w;
-    std::int64_t pad_front, pad_top, pad_left;
-    std::int64_t od, oh, ow;
-};
-void pool3d_ndhwc(const float* x, float* y, const Pool3DParams& p, Pool kind);
 
 /// Depthwise 2-D convolution, x NHWC, w [KH,KW,Cin,M] (Keras layout), bias [Cin*M] or null,
 /// y NHWC [N,OH,OW,Cin*M] with output channel c*M + m.
@@ -179,22 +153,6 @@ struct ConvTransposeParams {
 };
 void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
                             const ConvTransposeParams& p, const ActParams& a);
-
-/// y = x with axis i shifted by begin[i] (negative: cropped) into out_shape[i]; zeros where
-/// nothing maps. Same rank for both, rank <= 8, any layout (plain row-major arrays).
-void pad_nd(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* out_shape,
-            const std::int64_t* begin, int rank);
-
-/// Nearest-neighbour upsampling by integer factors: y[j] = x[j / factor] on every axis, y's
-/// shape is in_shape * factors. rank <= 8, any layout.
-void upsample_nearest(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* factors, int rank);
-
-/// Bilinear resize of NHWC images [N,H,W,C] to [N,OH,OW,C] (TF rules, no corner alignment):
-/// source coordinate = dst * in/out (legacy, TF 1 resize_bilinear) or (dst + 0.5) * in/out - 0.5
-/// (half_pixel, TF 2 tf.image.resize), clamped to the image.
-void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t h, std::int64_t w, std::int64_t c,
-                          std::int64_t oh, std::int64_t ow, bool half_pixel);
-
 
 // ---- normalization, activation-with-weights, embedding, masking, attention families
 // (normalization.cpp, embedding.cpp, attention.cpp). Row-major; sizes checked when compiled.

@@ -1,4 +1,5 @@
-// 2-D pooling over NHWC (max / average; TF/Keras: average divides by the in-range taps).
+// 2-D pooling over NHWC (max / average; TF/Keras: average divides by the in-range taps), the
+// vectorized twin of graft_rt::pool_ndhwc (which runs 3-D pooling and the generated code).
 //
 // For each output pixel the channels go in blocks of 16 held in one GCC vector across all the
 // window's taps (one store per block), the tail channels one at a time. The function is cloned
@@ -19,9 +20,8 @@ typedef float v16 __attribute__((vector_size(64)));
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void pool2d_nhwc(const float* x, float* y, const Pool2DParams& p, Pool kind) {
+void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool is_max) {
     const i64 c = p.c;
-    const bool is_max = kind == Pool::max;
     for (i64 n = 0; n < p.n; ++n) {
         const float* xn = x + n * p.h * p.w * c;
         for (i64 oh = 0; oh < p.oh; ++oh) {

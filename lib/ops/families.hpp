@@ -10,4 +10,8 @@ namespace graft::ops {
 /// Registers every built-in op family into `r`.
 void register_builtin_ops(Registry& r);
 
+void register_pool(Registry& r);    // pool/: Pool2D, Pool3D, GlobalPool
+void register_shape(Registry& r);   // shape/: Reshape, Transpose, Concat, Reverse, Pad
+void register_resize(Registry& r);  // resize/: Upsample, ResizeBilinear
+
 }  // namespace graft::ops

@@ -54,4 +54,10 @@ Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t
     throw UnsupportedError(op.describe() + ": padding '" + padding + "' (expected valid, same or causal)");
 }
 
+void check_rank(const Operator& op, std::size_t rank, int max, const std::string& what) {
+    if (rank > static_cast<std::size_t>(max))
+        throw UnsupportedError(op.describe() + ": " + what + " of rank " + std::to_string(rank) + " (at most " +
+                               std::to_string(max) + ")");
+}
+
 }  // namespace graft::ops

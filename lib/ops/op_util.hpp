@@ -1,6 +1,8 @@
 // Helpers shared by the built-in op families (schemas and native generators).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,5 +56,16 @@ struct Span {
 };
 Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
                const std::string& padding);
+
+/// For kernels that take a fixed array of axes (graft_rt::max_rank): UnsupportedError ("OP: WHAT
+/// of rank R (at most MAX)") when `rank` exceeds `max`.
+void check_rank(const Operator& op, std::size_t rank, int max, const std::string& what);
+/// v's entries at the start of an array of N (v.size() <= N, checked by check_rank), zeros after.
+template <std::size_t N, class T>
+std::array<T, N> fixed_array(const std::vector<T>& v) {
+    std::array<T, N> a{};
+    std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(v.size(), N)), a.begin());
+    return a;
+}
 
 }  // namespace graft::ops

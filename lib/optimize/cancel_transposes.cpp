@@ -1,6 +1,7 @@
 // Rule cancel_transposes: a Transpose reading a Transpose reads the first one's input instead
 // (orders compose by axis name, so T(T(x, a), b) = T(x, b)); if that makes it a Transpose to
 // the order x already has, remove_noops takes it away, and dead_ops the first one if unread.
+#include "ops/shape/shape.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -10,7 +11,7 @@ namespace {
 bool run(Graph& g, const Registry&) {
     bool changed = false;
     for (Operator* t : g.topological_order()) {
-        if (t->type() != "Transpose") continue;
+        if (t->type() != ops::kTranspose) continue;
         Variable* y = t->output("y");
         Variable* x = t->input("x");
         if (x->order() == y->order() && x->shape() == y->shape()) {
@@ -19,7 +20,7 @@ bool run(Graph& g, const Registry&) {
             continue;
         }
         Operator* first = x->producer();
-        if (!first || first->type() != "Transpose") continue;
+        if (!first || first->type() != ops::kTranspose) continue;
         Variable* src = first->input("x");
         if (src->order() == y->order()) {
             bypass(g, t, y, src);

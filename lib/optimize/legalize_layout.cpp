@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "graft/optimize/passes.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::optimize {
 
@@ -22,7 +23,7 @@ std::size_t legalize_layout(Graph& g, const Registry& reg) {
             if (it == cache.end()) {
                 Attributes a;
                 a.set("order", *want);
-                Operator* t = add_op(g, reg, "Transpose", g.unique_name(v->name() + "/to_" + want->str()), {{"x", v}}, std::move(a));
+                Operator* t = add_op(g, reg, ops::kTranspose, g.unique_name(v->name() + "/to_" + want->str()), {{"x", v}}, std::move(a));
                 t->set_layer(op->layer());
                 it = cache.emplace(key, t->output("y")).first;
                 ++inserted;

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "graft/optimize/passes.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::optimize {
 
@@ -38,7 +39,7 @@ struct Slice {
 /// Concat alone and once, and is no graph input, output or constant.
 bool elidable_concat(const Graph& g, const Registry& reg, const Operator& op) {
     const Variable* y = op.output_or_null("y");
-    if (op.type() != "Concat" || !y || op.outputs().size() != 1 || op.inputs().empty() || y->numel() < 0) return false;
+    if (op.type() != ops::kConcat || !y || op.outputs().size() != 1 || op.inputs().empty() || y->numel() < 0) return false;
     const auto ai = y->order().find(op.attrs().get_axis("axis", op.describe()));
     if (!ai) return false;
     for (std::size_t i = 0; i < *ai; ++i)

@@ -3,6 +3,7 @@
 // next alone, becomes z -E1-> ... -Ek-> c: the chain runs in z's layout and both transposes go. E qualifies when its schema is `inplace` (same shape in and out)
 // without a required order, it has one output, and every input but the first is a 1-D constant
 // (a per-axis parameter, like BatchNormalization's or BiasAdd's, which names its axis).
+#include "ops/shape/shape.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -22,7 +23,7 @@ bool order_agnostic(const Operator& op, const Registry& reg) {
 bool run(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* t2 : g.topological_order()) {
-        if (t2->type() != "Transpose") continue;
+        if (t2->type() != ops::kTranspose) continue;
         // Walk back from t2 through a chain of order-agnostic ops, each read by the next alone.
         std::vector<Operator*> chain;  // last op first
         Variable* v = t2->input("x");
@@ -30,7 +31,7 @@ bool run(Graph& g, const Registry& reg) {
         for (const Operator* reader = t2;;) {
             Operator* p = v->producer();
             if (!p || !only_read_by(g, v, reader)) break;
-            if (p->type() == "Transpose") {
+            if (p->type() == ops::kTranspose) {
                 if (!chain.empty()) t1 = p;
                 break;
             }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/shape.hpp"
 
 using namespace graft::cpu;
 using i64 = std::int64_t;
@@ -156,13 +157,13 @@ dvec conv_ref(const fvec& x, const fvec& w, const float* b, const Conv2DParams& 
     return y;
 }
 
-dvec pool_ref(const fvec& x, const Pool2DParams& p, Pool kind) {
+dvec pool_ref(const fvec& x, const PoolParams& p, bool max) {
     dvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.c));
     for (i64 n = 0; n < p.n; ++n)
         for (i64 oh = 0; oh < p.oh; ++oh)
             for (i64 ow = 0; ow < p.ow; ++ow)
                 for (i64 c = 0; c < p.c; ++c) {
-                    double acc = kind == Pool::max ? -std::numeric_limits<double>::infinity() : 0.0;
+                    double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
                     int count = 0;
                     for (i64 kh = 0; kh < p.kh; ++kh)
                         for (i64 kw = 0; kw < p.kw; ++kw) {
@@ -170,11 +171,11 @@ dvec pool_ref(const fvec& x, const Pool2DParams& p, Pool kind) {
                             const i64 iw = ow * p.stride_w - p.pad_left + kw;
                             if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
                             const double v = x[((n * p.h + ih) * p.w + iw) * p.c + c];
-                            acc = kind == Pool::max ? std::max(acc, v) : acc + v;
+                            acc = max ? std::max(acc, v) : acc + v;
                             ++count;
                         }
                     y[((n * p.oh + oh) * p.ow + ow) * p.c + c] =
-                        count == 0 ? 0.0 : (kind == Pool::max ? acc : acc / count);
+                        count == 0 ? 0.0 : (max ? acc : acc / count);
                 }
     return y;
 }
@@ -376,16 +377,20 @@ TEST_CASE("pool2d: max and average with padding, strides, edge windows", "[kerne
         cases.push_back(c);
     }
     for (const C& c : cases) {
-        Pool2DParams p{};
+        PoolParams p{};
         p.n = c.n; p.h = c.h; p.w = c.w; p.c = c.c; p.kh = c.kh; p.kw = c.kw;
         p.stride_h = c.sh; p.stride_w = c.sw; p.pad_top = c.pt; p.pad_left = c.pl;
+        p.d = p.kd = p.stride_d = p.od = 1;
         p.oh = out_size(c.h, c.kh, c.sh, 1, c.pt, c.pb);
         p.ow = out_size(c.w, c.kw, c.sw, 1, c.pl, c.pr);
         fvec x = rand_vec(p.n * p.h * p.w * p.c, -5.f, -1.f);  // all negative: padding must never win a max
-        for (Pool kind : {Pool::max, Pool::avg}) {
+        for (bool max : {true, false}) {
             fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.c), 9.f);
-            pool2d_nhwc(x.data(), y.data(), p, kind);
-            check_close(y, pool_ref(x, p, kind), 1e-6, kind == Pool::max ? "max" : "avg");
+            pool2d_nhwc(x.data(), y.data(), p, max);
+            check_close(y, pool_ref(x, p, max), 1e-6, max ? "max" : "avg");
+            fvec r(y.size(), 9.f);  // the reference kernel (3-D pooling, generated code)
+            graft_rt::pool_ndhwc(x.data(), r.data(), p, max);
+            check_close(r, pool_ref(x, p, max), 1e-6, max ? "graft_rt max" : "graft_rt avg");
         }
     }
 }
@@ -394,19 +399,19 @@ TEST_CASE("reduce_mid: max and mean", "[kernels][reduce]") {
     struct S { i64 outer, mid, inner; };
     for (S s : {S{1, 1, 1}, S{3, 1, 4}, S{2, 5, 1}, S{4, 7, 3}, S{1, 49, 64}, S{2, 9, 33}}) {
         fvec x = rand_vec(s.outer * s.mid * s.inner);
-        for (Pool kind : {Pool::max, Pool::avg}) {
+        for (bool max : {true, false}) {
             dvec ref(static_cast<std::size_t>(s.outer * s.inner));
             for (i64 o = 0; o < s.outer; ++o)
                 for (i64 i = 0; i < s.inner; ++i) {
-                    double acc = kind == Pool::max ? -1e300 : 0.0;
+                    double acc = max ? -1e300 : 0.0;
                     for (i64 m = 0; m < s.mid; ++m) {
                         const double v = x[(o * s.mid + m) * s.inner + i];
-                        acc = kind == Pool::max ? std::max(acc, v) : acc + v;
+                        acc = max ? std::max(acc, v) : acc + v;
                     }
-                    ref[o * s.inner + i] = kind == Pool::max ? acc : acc / s.mid;
+                    ref[o * s.inner + i] = max ? acc : acc / s.mid;
                 }
             fvec y(ref.size());
-            reduce_mid(x.data(), y.data(), s.outer, s.mid, s.inner, kind);
+            graft_rt::reduce_mid(x.data(), y.data(), s.outer, s.mid, s.inner, max);
             check_close(y, ref, 1e-6);
         }
     }
@@ -495,7 +500,7 @@ TEST_CASE("softmax: contiguous and strided, stable, in place", "[kernels][elemen
     }
 }
 
-TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][elementwise]") {
+TEST_CASE("graft_rt::transpose: random ranks, shapes and permutations", "[kernels][shape]") {
     auto check = [](const std::vector<i64>& shape, const std::vector<int>& perm) {
         const int rank = static_cast<int>(shape.size());
         i64 total = 1;
@@ -520,7 +525,7 @@ TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][element
             }
         }
         fvec y(static_cast<std::size_t>(total), -7.f);
-        transpose(x.data(), y.data(), shape.data(), perm.data(), rank);
+        graft_rt::transpose(x.data(), y.data(), shape.data(), perm.data(), rank);
         std::ostringstream msg;
         msg << "shape";
         for (i64 d : shape) msg << ' ' << d;
@@ -548,7 +553,7 @@ TEST_CASE("transpose: random ranks, shapes and permutations", "[kernels][element
     }
 }
 
-TEST_CASE("concat along the middle dimension", "[kernels][elementwise]") {
+TEST_CASE("graft_rt::concat along the middle dimension", "[kernels][shape]") {
     for (int it = 0; it < 50; ++it) {
         const int n = rand_int(1, 4);
         const i64 outer = rand_int(1, 4), inner = rand_int(1, 5);
@@ -567,7 +572,7 @@ TEST_CASE("concat along the middle dimension", "[kernels][elementwise]") {
         std::vector<const float*> ptrs;
         for (auto& v : in) ptrs.push_back(v.data());
         fvec y(static_cast<std::size_t>(outer * total * inner));
-        concat(ptrs.data(), lens.data(), n, y.data(), outer, inner);
+        graft_rt::concat(ptrs.data(), lens.data(), n, y.data(), outer, inner);
         check_close(y, ref, 0.0);
     }
 }

@@ -1,4 +1,5 @@
-// pad_nd (padding and cropping), upsample_nearest and resize_bilinear_nhwc against direct loops.
+// graft_rt's pad_nd (padding and cropping), upsample_nearest and resize_bilinear_nhwc against
+// direct loops.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -7,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "cpu/kernels.hpp"
+#include "graft_rt/resize.hpp"
+#include "graft_rt/shape.hpp"
 
-using namespace graft::cpu;
 using i64 = std::int64_t;
 
 namespace {
@@ -55,7 +56,7 @@ TEST_CASE("kernels: pad_nd pads with zeros and crops, any rank", "[kernels][pad]
         for (int i = 0; i < rank; ++i) nin *= in[i], nout *= out[i];
         auto x = rnd(nin);
         std::vector<float> y(static_cast<std::size_t>(nout), 123.f);
-        pad_nd(x.data(), y.data(), in.data(), out.data(), begin.data(), rank);
+        graft_rt::pad_nd(x.data(), y.data(), in.data(), out.data(), begin.data(), rank);
         int bad = 0;
         for (i64 f = 0; f < nout; ++f) {
             auto c = coords(f, out);
@@ -82,7 +83,7 @@ TEST_CASE("kernels: upsample_nearest repeats entries along every axis", "[kernel
         }
         auto x = rnd(nin);
         std::vector<float> y(static_cast<std::size_t>(nout), 123.f);
-        upsample_nearest(x.data(), y.data(), in.data(), f.data(), rank);
+        graft_rt::upsample_nearest(x.data(), y.data(), in.data(), f.data(), rank);
         int bad = 0;
         for (i64 j = 0; j < nout; ++j) {
             auto c = coords(j, out);
@@ -98,9 +99,9 @@ TEST_CASE("kernels: resize_bilinear_nhwc, TF 1 legacy and TF 2 half-pixel sampli
     //   legacy: src = j/2 -> 0, 0.5, 1, 1(clamped)      half-pixel: src = (j+0.5)/2 - 0.5 -> -0.25(0), 0.25, 0.75, 1.25(1)
     const float row[2] = {0.f, 1.f};
     float y[4];
-    resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, false);
+    graft_rt::resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, false);
     CHECK(std::vector<float>(y, y + 4) == std::vector<float>{0.f, 0.5f, 1.f, 1.f});
-    resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, true);
+    graft_rt::resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, true);
     CHECK(std::vector<float>(y, y + 4) == std::vector<float>{0.f, 0.25f, 0.75f, 1.f});
 
     for (int trial = 0; trial < 20; ++trial) {
@@ -108,7 +109,7 @@ TEST_CASE("kernels: resize_bilinear_nhwc, TF 1 legacy and TF 2 half-pixel sampli
         const bool half = trial % 2 == 1;
         auto x = rnd(n * h * w * c);
         std::vector<float> y2(static_cast<std::size_t>(n * oh * ow * c));
-        resize_bilinear_nhwc(x.data(), y2.data(), n, h, w, c, oh, ow, half);
+        graft_rt::resize_bilinear_nhwc(x.data(), y2.data(), n, h, w, c, oh, ow, half);
         // reference: separable 1-D linear interpolation weights in double
         auto weights = [&](i64 in, i64 out) {
             std::vector<std::vector<double>> m(static_cast<std::size_t>(out), std::vector<double>(static_cast<std::size_t>(in), 0.0));

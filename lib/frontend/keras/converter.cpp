@@ -19,6 +19,7 @@
 #include "frontend/keras/model_file.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/frontend/layer.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -255,7 +256,7 @@ CheckReport convert_collecting(const std::string& path, const Registry& registry
             Attributes a;
             a.set("order", v.logical);
             auto name = g.unique_name(r.layer + "/output");
-            v.var = add_op(g, registry, "Transpose", name, {{"x", v.var}}, std::move(a))->output("y");
+            v.var = add_op(g, registry, ops::kTranspose, name, {{"x", v.var}}, std::move(a))->output("y");
         }
         g.add_output(v.var);
         std::string oname = r.layer;

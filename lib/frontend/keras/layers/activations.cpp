@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -68,7 +69,7 @@ void softmax(LayerContext& ctx) {
     r1.set("in_order", Order(grouped));
     r1.set("out_order", Order(merged));
     r1.set("shape", ms);
-    Variable* v = ctx.op("Reshape", {{"x", x.var}}, std::move(r1), "merge_axes")->output("y");
+    Variable* v = ctx.op(ops::kReshape, {{"x", x.var}}, std::move(r1), "merge_axes")->output("y");
     Attributes sa;
     sa.set("axis", K);
     v = ctx.op("Softmax", {{"x", v}}, std::move(sa))->output("y");
@@ -76,7 +77,7 @@ void softmax(LayerContext& ctx) {
     r2.set("in_order", Order(merged));
     r2.set("out_order", Order(grouped));
     r2.set("shape", gs);
-    set_output(ctx, ctx.op("Reshape", {{"x", v}}, std::move(r2), "split_axes")->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kReshape, {{"x", v}}, std::move(r2), "split_axes")->output("y"), x.logical);
 }
 
 void prelu(LayerContext& ctx) {

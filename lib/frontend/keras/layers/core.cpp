@@ -1,6 +1,7 @@
 // Core Keras layers: Dense, Activation, inference no-ops (Dropout, noise), Flatten, Reshape,
 // Permute; and the activation helpers every family uses.
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -104,7 +105,7 @@ Value reshape(LayerContext& ctx, const Value& x, const Order& in_order, Shape ta
     a.set("in_order", in_order);
     a.set("out_order", out);
     a.set("shape", std::move(target));
-    return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a))->output("y"), out};
+    return Value{ctx.op(ops::kReshape, {{"x", x.var}}, std::move(a))->output("y"), out};
 }
 
 void flatten(LayerContext& ctx) {
@@ -162,7 +163,7 @@ void permute(LayerContext& ctx) {
     }
     Attributes a;
     a.set("order", Order(out));
-    set_output(ctx, ctx.op("Transpose", {{"x", x.var}}, std::move(a))->output("y"), Order(out));
+    set_output(ctx, ctx.op(ops::kTranspose, {{"x", x.var}}, std::move(a))->output("y"), Order(out));
 }
 
 }  // namespace

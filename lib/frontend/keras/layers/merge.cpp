@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -29,7 +30,7 @@ void concatenate(LayerContext& ctx) {
     const Value& x0 = ctx.input(0);
     Attributes a;
     a.set("axis", keras_axis(ctx, x0, ctx.config().get_int("axis", -1)));
-    set_output(ctx, ctx.op("Concat", aligned_inputs(ctx), std::move(a))->output("y"), x0.logical);
+    set_output(ctx, ctx.op(ops::kConcat, aligned_inputs(ctx), std::move(a))->output("y"), x0.logical);
 }
 
 void dot(LayerContext& ctx) {
@@ -70,7 +71,7 @@ void dot(LayerContext& ctx) {
         ra.set("in_order", Order{out[0]});
         ra.set("out_order", out);
         ra.set("shape", Shape{kDynamic, 1});
-        r = ctx.op("Reshape", {{"x", r}}, std::move(ra), "expand")->output("y");
+        r = ctx.op(ops::kReshape, {{"x", r}}, std::move(ra), "expand")->output("y");
     }
     set_output(ctx, r, out);
 }

@@ -2,6 +2,8 @@
 // (keepdims), channels_last and channels_first (Keras 1 dim_ordering 'th'), Keras 1 spellings
 // (pool_length, stride, border_mode). 1-D pooling runs on the 2-D kernel with H = 1.
 #include "frontend/keras/layers/spatial.hpp"
+#include "ops/pool/pool.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -32,9 +34,9 @@ void pool(LayerContext& ctx, std::size_t nd, const char* kind) {
     }
     a.set("pool_size", size);
     a.set("strides", strides);
-    if (nd == 3) return set_output(ctx, ctx.op("Pool3D", {{"x", x.var}}, std::move(a))->output("y"), logical);
+    if (nd == 3) return set_output(ctx, ctx.op(ops::kPool3D, {{"x", x.var}}, std::move(a))->output("y"), logical);
     Variable* in = nd == 1 ? spatial::to_2d(ctx, x.var) : x.var;
-    Variable* y = ctx.op("Pool2D", {{"x", in}}, std::move(a))->output("y");
+    Variable* y = ctx.op(ops::kPool2D, {{"x", in}}, std::move(a))->output("y");
     set_output(ctx, nd == 1 ? spatial::from_2d(ctx, y) : y, logical);
 }
 
@@ -46,7 +48,7 @@ void global_pool(LayerContext& ctx, std::size_t nd, const char* kind) {
     Attributes a;
     a.set("kind", kind);
     a.set("axes", Order(spatial::axes(nd)));
-    Variable* y = ctx.op("GlobalPool", {{"x", x.var}}, std::move(a))->output("y");
+    Variable* y = ctx.op(ops::kGlobalPool, {{"x", x.var}}, std::move(a))->output("y");
     if (!ctx.config().get_bool("keepdims", false)) return set_output(ctx, y, OrderNC);
     const std::int64_t ch = x.var->size(Axis::C);
     Shape shape(nd + 2, 1);
@@ -56,7 +58,7 @@ void global_pool(LayerContext& ctx, std::size_t nd, const char* kind) {
     r.set("in_order", OrderNC);
     r.set("out_order", logical);
     r.set("shape", shape);
-    set_output(ctx, ctx.op("Reshape", {{"x", y}}, std::move(r), "keepdims")->output("y"), logical);
+    set_output(ctx, ctx.op(ops::kReshape, {{"x", y}}, std::move(r), "keepdims")->output("y"), logical);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cctype>
 
 #include "frontend/keras/layers/spatial.hpp"
+#include "ops/resize/resize.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -28,7 +30,7 @@ void pad_or_crop(LayerContext& ctx, std::size_t nd, bool crop) {
     a.set("axes", Order(spatial::axes(nd)));
     a.set("begin", begin);
     a.set("end", end);
-    set_output(ctx, ctx.op("Pad", {{"x", x.var}}, std::move(a))->output("y"), logical);
+    set_output(ctx, ctx.op(ops::kPad, {{"x", x.var}}, std::move(a))->output("y"), logical);
 }
 
 /// Keras 2.0-2.3 (multi-backend) resize bilinear with TF 1's resize_bilinear (no half-pixel
@@ -60,11 +62,11 @@ void upsampling(LayerContext& ctx, std::size_t nd) {
     a.set("factors", size);
     if (interp == "bilinear" && nd == 2) {
         a.set("half_pixel", half_pixel(ctx));
-        return set_output(ctx, ctx.op("ResizeBilinear", {{"x", x.var}}, std::move(a))->output("y"), logical);
+        return set_output(ctx, ctx.op(ops::kResizeBilinear, {{"x", x.var}}, std::move(a))->output("y"), logical);
     }
     if (interp != "nearest") ctx.fail_unsupported("interpolation '" + interp + "'");
     a.set("axes", Order(spatial::axes(nd)));
-    set_output(ctx, ctx.op("Upsample", {{"x", x.var}}, std::move(a))->output("y"), logical);
+    set_output(ctx, ctx.op(ops::kUpsample, {{"x", x.var}}, std::move(a))->output("y"), logical);
 }
 
 void repeat_vector(LayerContext& ctx) {
@@ -76,11 +78,11 @@ void repeat_vector(LayerContext& ctx) {
     r.set("in_order", OrderNC);
     r.set("out_order", OrderNTC);
     r.set("shape", Shape{kDynamic, 1, x.var->size(Axis::C)});
-    Variable* y = ctx.op("Reshape", {{"x", x.var}}, std::move(r), "as_ntc")->output("y");
+    Variable* y = ctx.op(ops::kReshape, {{"x", x.var}}, std::move(r), "as_ntc")->output("y");
     Attributes a;
     a.set("axes", Order{Axis::T});
     a.set("factors", std::vector<std::int64_t>{n});
-    set_output(ctx, ctx.op("Upsample", {{"x", y}}, std::move(a))->output("y"), OrderNTC);
+    set_output(ctx, ctx.op(ops::kUpsample, {{"x", y}}, std::move(a))->output("y"), OrderNTC);
 }
 
 }  // namespace

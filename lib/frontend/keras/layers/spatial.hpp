@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras::spatial {
 
@@ -33,7 +34,7 @@ inline Variable* to_2d(LayerContext& ctx, Variable* x) {
     a.set("in_order", OrderNTC);
     a.set("out_order", OrderNHWC);
     a.set("shape", Shape{kDynamic, 1, x->size(Axis::T), x->size(Axis::C)});
-    return ctx.op("Reshape", {{"x", x}}, std::move(a), "as_2d")->output("y");
+    return ctx.op(ops::kReshape, {{"x", x}}, std::move(a), "as_2d")->output("y");
 }
 
 /// The inverse of to_2d: NHWC with H = 1 back to NTC.
@@ -43,7 +44,7 @@ inline Variable* from_2d(LayerContext& ctx, Variable* y) {
     a.set("in_order", OrderNHWC);
     a.set("out_order", OrderNTC);
     a.set("shape", Shape{kDynamic, y->size(Axis::W), y->size(Axis::C)});
-    return ctx.op("Reshape", {{"x", y}}, std::move(a), "as_1d")->output("y");
+    return ctx.op(ops::kReshape, {{"x", y}}, std::move(a), "as_1d")->output("y");
 }
 
 /// A config entry giving (before, after) amounts per spatial axis, in every spelling Keras

@@ -8,6 +8,7 @@
 #include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/shape/shape.hpp"
 
 namespace graft::keras {
 
@@ -52,7 +53,7 @@ Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string&
     Order out = positional_order(shape.size());
     a.set("out_order", out);
     a.set("shape", std::move(shape));
-    return Value{ctx.op("Reshape", {{"x", x.var}}, std::move(a), suffix)->output("y"), out};
+    return Value{ctx.op(ops::kReshape, {{"x", x.var}}, std::move(a), suffix)->output("y"), out};
 }
 
 // ---- Bidirectional -------------------------------------------------------------------------
@@ -98,7 +99,7 @@ void bidirectional(LayerContext& ctx) {
     if (seqs) {  // Keras reverses the backward sequence back into time order
         Attributes a;
         a.set("axis", back.logical[1]);
-        back = Value{ctx.op("Reverse", {{"x", back.var}}, std::move(a), "reverse")->output("y"), back.logical};
+        back = Value{ctx.op(ops::kReverse, {{"x", back.var}}, std::move(a), "reverse")->output("y"), back.logical};
     }
     std::vector<Value> outs;
     if (mode == "none") {
@@ -109,7 +110,7 @@ void bidirectional(LayerContext& ctx) {
         Operator* op;
         if (mode == "concat") {
             a.set("axis", yf[0].logical.back());
-            op = ctx.op("Concat", {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
+            op = ctx.op(ops::kConcat, {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
         } else {
             a.set("op", mode == "sum" ? "add" : mode == "mul" ? "mul" : "avg");
             op = ctx.op("Merge", {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));

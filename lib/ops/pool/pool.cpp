@@ -1,0 +1,177 @@
+// The pooling family: schemas, native kernel builders and C++ emitters of Pool2D, Pool3D and
+// GlobalPool. Pool2D runs on the vectorized cpu::pool2d_nhwc natively; Pool3D, GlobalPool and
+// all generated code run graft_rt's reference kernels (graft_rt/pool.hpp).
+#include "ops/pool/pool.hpp"
+
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+using i64 = std::int64_t;
+
+PoolAttrs PoolAttrs::parse(const Operator& op) {
+    PoolAttrs a;
+    a.nd = op.type() == kPool3D ? 3 : 2;
+    const auto kind = op.attr<std::string>("kind");
+    if (kind != "max" && kind != "avg")
+        throw UnsupportedError(op.describe() + ": pooling kind '" + kind + "' (expected max or avg)");
+    a.max = kind == "max";
+    a.pool_size = op.attr<std::vector<i64>>("pool_size");
+    a.strides = op.attr<std::vector<i64>>("strides");
+    a.padding = op.attr<std::string>("padding");
+    const auto nd = static_cast<std::size_t>(a.nd);
+    if (a.pool_size.size() != nd || a.strides.size() != nd)
+        shape_fail(op, "pool_size and strides need " + std::to_string(nd) + " entries");
+    if (a.padding == "causal") shape_fail(op, "causal padding is not a pooling padding");
+    return a;
+}
+
+graft_rt::PoolParams PoolAttrs::geometry(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    expect_axes(op, x, nd == 3 ? OrderNDHWC : OrderNHWC, "input");
+    const std::size_t o = nd == 3 ? 1 : 0;  // the index of H in pool_size and strides
+    graft_rt::PoolParams p{};
+    p.n = x.size(Axis::N), p.h = x.size(Axis::H), p.w = x.size(Axis::W), p.c = x.size(Axis::C);
+    p.d = nd == 3 ? x.size(Axis::D) : 1;
+    p.kd = nd == 3 ? pool_size[0] : 1, p.kh = pool_size[o], p.kw = pool_size[o + 1];
+    p.stride_d = nd == 3 ? strides[0] : 1, p.stride_h = strides[o], p.stride_w = strides[o + 1];
+    const auto sd = conv_span(op, p.d, p.kd, p.stride_d, 1, nd == 3 ? padding : "valid");
+    const auto sh = conv_span(op, p.h, p.kh, p.stride_h, 1, padding);
+    const auto sw = conv_span(op, p.w, p.kw, p.stride_w, 1, padding);
+    p.od = sd.out, p.pad_front = sd.pad_begin, p.oh = sh.out, p.pad_top = sh.pad_begin, p.ow = sw.out, p.pad_left = sw.pad_begin;
+    return p;
+}
+
+GlobalPoolAttrs GlobalPoolAttrs::parse(const Operator& op) {
+    GlobalPoolAttrs a;
+    const auto kind = op.attr<std::string>("kind");
+    if (kind != "max" && kind != "avg")
+        throw UnsupportedError(op.describe() + ": pooling kind '" + kind + "' (expected max or avg)");
+    a.max = kind == "max";
+    a.axes = op.attrs().get_order("axes", op.describe());
+    return a;
+}
+
+Order GlobalPoolAttrs::input_order(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    if (!x.order().has(Axis::N)) shape_fail(op, "input " + x.describe() + " has no batch axis N");
+    std::vector<Axis> o{Axis::N};
+    for (const auto& a : axes.axes()) {
+        if (!x.order().has(a) || a == Axis::N) shape_fail(op, "cannot reduce axis " + a.name() + " of " + x.describe());
+        o.push_back(a);
+    }
+    for (const auto& a : x.order().axes())
+        if (a != Axis::N && !axes.has(a)) o.push_back(a);
+    return Order(std::move(o));
+}
+
+GlobalPoolAttrs::Reduce GlobalPoolAttrs::geometry(const Operator& op) const {
+    const Shape& s = in(op, "x").shape();
+    const std::size_t na = axes.ndim();
+    return {prod(s, 0, 1), prod(s, 1, 1 + na), prod(s, 1 + na, s.size())};
+}
+
+namespace {
+
+// ---- Pool2D / Pool3D ---------------------------------------------------------------------------
+
+Outputs infer_pool(const Operator& op) {
+    const auto a = PoolAttrs::parse(op);
+    const auto g = a.geometry(op);
+    if (a.nd == 3) return {{"y", {OrderNDHWC, {g.n, g.od, g.oh, g.ow, g.c}}}};
+    return {{"y", {OrderNHWC, {g.n, g.oh, g.ow, g.c}}}};
+}
+
+std::unique_ptr<native::Kernel> build_pool(native::BuildContext& b) {
+    const auto a = PoolAttrs::parse(b.op());
+    const auto g = a.geometry(b.op());
+    const bool max = a.max;
+    auto x = b.in("x"), y = b.out("y");
+    if (a.nd == 2)  // the vectorized kernel
+        return native::make_kernel([=](const native::RunContext& c) { cpu::pool2d_nhwc(c.at(x), c.at(y), g, max); });
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::pool_ndhwc(c.at(x), c.at(y), g, max); });
+}
+
+void emit_pool(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = PoolAttrs::parse(op);
+    const auto p = a.geometry(op);
+    cpp::use(ctx, "pool");
+    cpp::emit_struct(ctx, "PoolParams", "p",
+                     {{"n, d, h, w, c", cpp::csv({p.n, p.d, p.h, p.w, p.c})},
+                      {"kd, kh, kw", cpp::csv({p.kd, p.kh, p.kw})},
+                      {"stride_d, stride_h, stride_w", cpp::csv({p.stride_d, p.stride_h, p.stride_w})},
+                      {"pad_front, pad_top, pad_left (" + a.padding + ")", cpp::csv({p.pad_front, p.pad_top, p.pad_left})},
+                      {"od, oh, ow", cpp::csv({p.od, p.oh, p.ow})}});
+    ctx.line("graft_rt::pool_ndhwc({}, {}, p, /*max=*/{});", ctx.input("x"), ctx.output("y"), a.max);
+}
+
+// ---- GlobalPool ----------------------------------------------------------------------------------
+
+Outputs infer_global(const Operator& op) {
+    const auto a = GlobalPoolAttrs::parse(op);
+    const Variable& x = in(op, "x");
+    const Order order = a.input_order(op);
+    std::vector<Axis> out;
+    Shape shape;
+    for (const auto& axis : order.axes()) {
+        if (a.axes.has(axis)) continue;
+        out.push_back(axis);
+        shape.push_back(x.size(axis));
+    }
+    return {{"y", {Order(std::move(out)), shape}}};
+}
+
+std::unique_ptr<native::Kernel> build_global(native::BuildContext& b) {
+    const auto a = GlobalPoolAttrs::parse(b.op());
+    const auto g = a.geometry(b.op());
+    const bool max = a.max;
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { graft_rt::reduce_mid(c.at(x), c.at(y), g.outer, g.mid, g.inner, max); });
+}
+
+void emit_global(cpp::EmitContext& ctx) {
+    const auto a = GlobalPoolAttrs::parse(ctx.op());
+    const auto g = a.geometry(ctx.op());
+    cpp::use(ctx, "pool");
+    ctx.constant_i64("outer", g.outer, "batch");
+    ctx.constant_i64("mid", g.mid, "reduced: " + a.axes.str());
+    ctx.constant_i64("inner", g.inner, "kept");
+    ctx.line("graft_rt::reduce_mid({}, {}, outer, mid, inner, /*max=*/{});", ctx.input("x"), ctx.output("y"), a.max);
+}
+
+}  // namespace
+
+void register_pool(Registry& r) {
+    for (const char* type : {kPool2D, kPool3D}) {
+        const bool is3d = std::string(type) == kPool3D;
+        OpSchema p;
+        p.type = type;
+        p.inputs = {"x"};
+        p.infer = infer_pool;
+        const Order order = is3d ? OrderNDHWC : OrderNHWC;
+        p.required_order = [order](const Operator&, const std::string&) { return std::optional<Order>(order); };
+        p.doc = is3d ? "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same"
+                     : "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same";
+        r.add_op(std::move(p));
+        r.add_generator<native::Backend>(type, build_pool);
+        r.add_generator<cpp::Backend>(type, emit_pool);
+    }
+
+    OpSchema g;
+    g.type = kGlobalPool;
+    g.inputs = {"x"};
+    g.infer = infer_global;
+    g.required_order = [](const Operator& op, const std::string&) {
+        return std::optional<Order>(GlobalPoolAttrs::parse(op).input_order(op));
+    };
+    g.doc = "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes";
+    r.add_op(std::move(g));
+    r.add_generator<native::Backend>(kGlobalPool, build_global);
+    r.add_generator<cpp::Backend>(kGlobalPool, emit_global);
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,47 @@
+// The pooling family: Pool2D (max / average windows over NHWC), Pool3D (the same over NDHWC) and
+// GlobalPool (max / mean over named axes). Its op-type names and typed attributes, read once and
+// shared by the schemas, the native kernel builders and the C++ emitters (pool.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graft/ir/operator.hpp"
+#include "graft_rt/pool.hpp"
+
+namespace graft::ops {
+
+inline constexpr const char* kPool2D = "Pool2D";
+inline constexpr const char* kPool3D = "Pool3D";
+inline constexpr const char* kGlobalPool = "GlobalPool";
+
+/// Pool2D / Pool3D: attrs kind (max | avg), pool_size[nd], strides[nd], padding (valid | same).
+struct PoolAttrs {
+    int nd = 2;  ///< spatial axes: 2 (x NHWC) or 3 (x NDHWC)
+    bool max = true;
+    std::vector<std::int64_t> pool_size, strides;
+    std::string padding;
+
+    /// Reads and checks the attributes (UnsupportedError for an unknown kind, ShapeError else).
+    static PoolAttrs parse(const Operator& op);
+    /// The windows over the op's input x (TF / Keras padding rules; 2-D: d = kd = od = 1).
+    graft_rt::PoolParams geometry(const Operator& op) const;
+};
+
+/// GlobalPool: attrs kind (max | avg) and axes (the reduced axes, never N).
+struct GlobalPoolAttrs {
+    bool max = true;
+    Order axes;
+
+    static GlobalPoolAttrs parse(const Operator& op);
+    /// The order x must have: [N, axes..., the other axes...], a reduction of its middle block.
+    Order input_order(const Operator& op) const;
+    /// x (in that order) as [outer, mid, inner]: batch, reduced, kept.
+    struct Reduce {
+        std::int64_t outer, mid, inner;
+    };
+    Reduce geometry(const Operator& op) const;
+};
+
+}  // namespace graft::ops

@@ -1,0 +1,322 @@
+// The shape family: schemas, native kernel builders and C++ emitters of Reshape, Transpose,
+// Concat, Reverse and Pad. Both backends run graft_rt's kernels (graft_rt/shape.hpp).
+#include "ops/shape/shape.hpp"
+
+#include "graft_rt/shape.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+using i64 = std::int64_t;
+
+constexpr int kMaxRank = graft_rt::max_rank;
+using Dims = std::array<i64, kMaxRank>;
+
+ReshapeAttrs ReshapeAttrs::parse(const Operator& op) {
+    return {op.attrs().get_order("in_order", op.describe()), op.attrs().get_order("out_order", op.describe()),
+            op.attr<std::vector<i64>>("shape")};
+}
+
+TransposeAttrs TransposeAttrs::parse(const Operator& op) { return {op.attrs().get_order("order", op.describe())}; }
+
+TransposeAttrs::Geometry TransposeAttrs::geometry(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    check_rank(op, x.ndim(), kMaxRank, "transpose");
+    Geometry g{x.shape(), {}};
+    for (auto p : x.order().permutation_to(order)) g.perm.push_back(static_cast<int>(p));
+    return g;
+}
+
+ConcatAttrs ConcatAttrs::parse(const Operator& op) { return {op.attrs().get_axis("axis", op.describe())}; }
+
+ConcatAttrs::Geometry ConcatAttrs::geometry(const Operator& op) const {
+    Geometry g;
+    for (const auto& [port, v] : op.inputs()) {
+        const Split3 s = split_at(*v, axis);
+        g.outer = s.outer, g.inner = s.inner;
+        g.lens.push_back(s.len);
+    }
+    return g;
+}
+
+ReverseAttrs ReverseAttrs::parse(const Operator& op) { return {op.attrs().get_axis("axis", op.describe())}; }
+
+PadAttrs PadAttrs::parse(const Operator& op) {
+    PadAttrs a{op.attrs().get_order("axes", op.describe()), op.attr<std::vector<i64>>("begin"), op.attr<std::vector<i64>>("end")};
+    if (a.begin.size() != a.axes.ndim() || a.end.size() != a.axes.ndim())
+        shape_fail(op, "begin and end need one entry per axis of " + a.axes.str());
+    return a;
+}
+
+PadAttrs::Geometry PadAttrs::geometry(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    check_rank(op, x.ndim(), kMaxRank, "padding");
+    Geometry g{x.shape(), x.shape(), std::vector<i64>(x.ndim(), 0)};
+    for (std::size_t i = 0; i < axes.ndim(); ++i) {
+        if (axes[i] == Axis::N || !x.order().has(axes[i])) shape_fail(op, "cannot pad axis " + axes[i].name() + " of " + x.describe());
+        const std::size_t k = x.order().index(axes[i]);
+        const i64 out = x.shape()[k] + begin[i] + end[i];
+        if (x.shape()[k] == kDynamic || out < 1)
+            shape_fail(op, "padding " + std::to_string(begin[i]) + "/" + std::to_string(end[i]) + " of axis " + axes[i].name() +
+                               " of " + x.describe() + " leaves " + std::to_string(out) + " entries");
+        g.out[k] = out;
+        g.begin[k] = begin[i];
+    }
+    return g;
+}
+
+namespace {
+
+// ---- Reshape -----------------------------------------------------------------------------------
+
+/// The output shape: `shape` may hold one kDynamic entry (the batch), solved from x's element count.
+Outputs infer_reshape(const Operator& op) {
+    const Variable& x = in(op, "x");
+    auto a = ReshapeAttrs::parse(op);
+    Shape& shape = a.shape;
+    if (!x.order().same_axes(a.in_order)) shape_fail(op, "input " + x.describe() + " does not have the axes of " + a.in_order.str());
+    if (shape.size() != a.out_order.ndim()) shape_fail(op, "shape " + shape_str(shape) + " does not fit order " + a.out_order.str());
+    i64 known = 1;
+    int dynamic = 0;
+    for (auto d : shape) {
+        if (d == kDynamic) ++dynamic;
+        else if (d < 0) shape_fail(op, "bad target shape " + shape_str(shape));
+        else known *= d;
+    }
+    if (dynamic > 1) shape_fail(op, "target shape " + shape_str(shape) + " has more than one free dimension");
+    const i64 total = x.numel();
+    if (total == kDynamic) {
+        if (!dynamic) shape_fail(op, "a dynamic input " + x.describe() + " needs a free dimension in the target shape");
+        // the free dimension follows the batch; the rest must divide one way or the other (the
+        // batch may absorb a dimension, (N, T, C) -> (N*T, C), or give one back, TimeDistributed)
+        i64 fixed = 1;
+        for (auto d : x.shape())
+            if (d != kDynamic) fixed *= d;
+        if (known == 0 || (fixed % known != 0 && known % fixed != 0))
+            shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
+    } else if (dynamic) {
+        if (known == 0 || total % known != 0)
+            shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
+        for (auto& d : shape)
+            if (d == kDynamic) d = total / known;
+    } else if (known != total) {
+        shape_fail(op, "cannot reshape " + x.describe() + " (" + std::to_string(total) + " elements) to " + shape_str(shape));
+    }
+    return {{"y", {a.out_order, shape}}};
+}
+
+/// A Reshape reads x laid out in `in_order`: only with that order equal to x's and y's (and the
+/// same shape) does it keep every element in place.
+bool reshape_is_noop(const Operator& op) {
+    const auto a = ReshapeAttrs::parse(op);
+    const Variable& x = in(op, "x");
+    return a.in_order == x.order() && a.out_order == x.order() && op.output("y")->shape() == x.shape();
+}
+
+/// A view: the memory plan gives y x's bytes, so this copies only when it could not.
+std::unique_ptr<native::Kernel> build_reshape(native::BuildContext& b) {
+    const i64 n = b.op().input("x")->numel();
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::copy(c.at(x), c.at(y), n); });
+}
+
+void emit_reshape(cpp::EmitContext& ctx) {
+    cpp::use(ctx, "core");
+    ctx.comment("a view: the memory plan gives y x's bytes, so this copies only when it could not");
+    ctx.constant_i64("n", ctx.op().input("x")->numel(), "elements");
+    ctx.line("graft_rt::copy({}, {}, n);", ctx.input("x"), ctx.output("y"));
+}
+
+// ---- Transpose ---------------------------------------------------------------------------------
+
+Outputs infer_transpose(const Operator& op) {
+    const Variable& x = in(op, "x");
+    const Order order = TransposeAttrs::parse(op).order;
+    if (!x.order().same_axes(order)) shape_fail(op, "cannot transpose " + x.describe() + " to order " + order.str());
+    return {{"y", {order, x.shape_in(order)}}};
+}
+
+std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
+    const auto g = TransposeAttrs::parse(b.op()).geometry(b.op());
+    const Dims shape = fixed_array<kMaxRank>(g.in_shape);
+    const auto perm = fixed_array<kMaxRank>(g.perm);
+    const int rank = static_cast<int>(g.perm.size());
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { graft_rt::transpose(c.at(x), c.at(y), shape.data(), perm.data(), rank); });
+}
+
+void emit_transpose(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = TransposeAttrs::parse(op);
+    const auto g = a.geometry(op);
+    const Order& from = op.input("x")->order();
+    cpp::use(ctx, "shape");
+    ctx.constant_list("in_shape", g.in_shape, from.str());
+    std::string p;
+    for (std::size_t i = 0; i < g.perm.size(); ++i) p += (i ? ", " : "") + std::to_string(g.perm[i]);
+    ctx.line("constexpr int perm[] = {{{}}};  // {} -> {}", p, from.str(), a.order.str());
+    ctx.line("graft_rt::transpose({}, {}, in_shape, perm, {});", ctx.input("x"), ctx.output("y"), g.perm.size());
+}
+
+// ---- Concat ------------------------------------------------------------------------------------
+
+Outputs infer_concat(const Operator& op) {
+    const auto& ins = op.inputs();
+    if (ins.empty()) shape_fail(op, "needs at least one input");
+    const Axis axis = ConcatAttrs::parse(op).axis;
+    const Variable& x0 = *ins[0].second;
+    if (!x0.order().has(axis)) shape_fail(op, "input " + x0.describe() + " has no axis " + axis.name());
+    Shape out = x0.shape();
+    const auto ai = x0.order().index(axis);
+    out[ai] = 0;
+    for (auto& [n, v] : ins) {
+        if (!v->order().same_axes(x0.order())) shape_fail(op, "input '" + n + "' " + v->describe() + " has other axes than " + x0.describe());
+        auto s = v->shape_in(x0.order());
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (i != ai && s[i] != x0.shape()[i] && s[i] != kDynamic && x0.shape()[i] != kDynamic)
+                shape_fail(op, "input '" + n + "' " + v->describe() + " differs from " + x0.describe() + " outside axis " + axis.name());
+        out[ai] += s[ai];
+    }
+    return {{"y", {x0.order(), out}}};
+}
+
+/// The memory plan may have placed every input in its slice of y (concat elimination): the
+/// kernel then copies nothing.
+std::unique_ptr<native::Kernel> build_concat(native::BuildContext& b) {
+    const Operator& op = b.op();
+    constexpr std::size_t kMax = 64;
+    if (op.inputs().size() > kMax) throw UnsupportedError(op.describe() + ": more than 64 concatenated inputs");
+    const auto g = ConcatAttrs::parse(op).geometry(op);
+    std::vector<native::Slot> xs;
+    for (const auto& [port, v] : op.inputs()) xs.push_back(b.slot(v));
+    auto y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        const float* ptrs[kMax];
+        for (std::size_t i = 0; i < xs.size(); ++i) ptrs[i] = c.at(xs[i]);
+        graft_rt::concat(ptrs, g.lens.data(), static_cast<int>(xs.size()), c.at(y), g.outer, g.inner);
+    });
+}
+
+void emit_concat(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = ConcatAttrs::parse(op);
+    const auto g = a.geometry(op);
+    std::string xs;
+    for (const auto& [port, v] : op.inputs()) xs += (xs.empty() ? "" : ", ") + ctx.input(port);
+    cpp::use(ctx, "shape");
+    ctx.constant_i64("outer", g.outer, "axes before " + a.axis.name());
+    ctx.constant_i64("inner", g.inner, "axes after " + a.axis.name());
+    ctx.constant_list("lens", g.lens, "axis " + a.axis.name() + " of each input");
+    ctx.line("const float* const xs[] = {{{}}};", xs);
+    ctx.line("graft_rt::concat(xs, lens, {}, {}, outer, inner);", g.lens.size(), ctx.output("y"));
+}
+
+// ---- Reverse -----------------------------------------------------------------------------------
+
+Outputs infer_reverse(const Operator& op) {
+    const Variable& x = in(op, "x");
+    const Axis axis = ReverseAttrs::parse(op).axis;
+    if (!x.order().has(axis)) shape_fail(op, "input " + x.describe() + " has no axis " + axis.name());
+    return {{"y", {x.order(), x.shape()}}};
+}
+
+std::unique_ptr<native::Kernel> build_reverse(native::BuildContext& b) {
+    const Split3 s = split_at(in(b.op(), "x"), ReverseAttrs::parse(b.op()).axis);
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::reverse(c.at(x), c.at(y), s.outer, s.len, s.inner); });
+}
+
+void emit_reverse(cpp::EmitContext& ctx) {
+    const Axis axis = ReverseAttrs::parse(ctx.op()).axis;
+    const Split3 s = split_at(in(ctx.op(), "x"), axis);
+    cpp::use(ctx, "shape");
+    ctx.constant_i64("outer", s.outer, "axes before " + axis.name());
+    ctx.constant_i64("len", s.len, "axis " + axis.name() + ", reversed");
+    ctx.constant_i64("inner", s.inner, "axes after " + axis.name());
+    ctx.line("graft_rt::reverse({}, {}, outer, len, inner);", ctx.input("x"), ctx.output("y"));
+}
+
+// ---- Pad ---------------------------------------------------------------------------------------
+
+Outputs infer_pad(const Operator& op) { return {{"y", {in(op, "x").order(), PadAttrs::parse(op).geometry(op).out}}}; }
+
+std::unique_ptr<native::Kernel> build_pad(native::BuildContext& b) {
+    const auto g = PadAttrs::parse(b.op()).geometry(b.op());
+    const int rank = static_cast<int>(g.in.size());
+    const Dims in = fixed_array<kMaxRank>(g.in), out = fixed_array<kMaxRank>(g.out), begin = fixed_array<kMaxRank>(g.begin);
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank);
+    });
+}
+
+void emit_pad(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto g = PadAttrs::parse(op).geometry(op);
+    cpp::use(ctx, "shape");
+    ctx.constant_list("in_shape", g.in, op.input("x")->order().str());
+    ctx.constant_list("out_shape", g.out);
+    ctx.constant_list("begin", g.begin, "leading zeros (negative: cropped)");
+    ctx.line("graft_rt::pad_nd({}, {}, in_shape, out_shape, begin, {});", ctx.input("x"), ctx.output("y"), g.in.size());
+}
+
+}  // namespace
+
+void register_shape(Registry& r) {
+    OpSchema t;
+    t.type = kTranspose;
+    t.inputs = {"x"};
+    t.infer = infer_transpose;
+    t.is_noop = [](const Operator& op) { return in(op, "x").order() == TransposeAttrs::parse(op).order; };
+    t.doc = "y = x laid out in order `order` (same axes)";
+    r.add_op(std::move(t));
+    r.add_generator<native::Backend>(kTranspose, build_transpose);
+    r.add_generator<cpp::Backend>(kTranspose, emit_transpose);
+
+    OpSchema s;
+    s.type = kReshape;
+    s.inputs = {"x"};
+    s.infer = infer_reshape;
+    s.required_order = [](const Operator& op, const std::string&) {
+        return std::optional<Order>(ReshapeAttrs::parse(op).in_order);
+    };
+    s.alias = true;
+    s.is_noop = reshape_is_noop;
+    s.doc = "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)";
+    r.add_op(std::move(s));
+    r.add_generator<native::Backend>(kReshape, build_reshape);
+    r.add_generator<cpp::Backend>(kReshape, emit_reshape);
+
+    OpSchema c;
+    c.type = kConcat;
+    c.variadic = true;
+    c.infer = infer_concat;
+    c.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(op.inputs().at(0).second->order()); };
+    c.doc = "concatenation of x0, x1, ... along axis `axis`";
+    r.add_op(std::move(c));
+    r.add_generator<native::Backend>(kConcat, build_concat);
+    r.add_generator<cpp::Backend>(kConcat, emit_concat);
+
+    OpSchema v;
+    v.type = kReverse;
+    v.inputs = {"x"};
+    v.infer = infer_reverse;
+    v.doc = "y = x with the entries along axis `axis` in reverse order";
+    r.add_op(std::move(v));
+    r.add_generator<native::Backend>(kReverse, build_reverse);
+    r.add_generator<cpp::Backend>(kReverse, emit_reverse);
+
+    OpSchema p;
+    p.type = kPad;
+    p.inputs = {"x"};
+    p.infer = infer_pad;
+    p.doc = "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout";
+    r.add_op(std::move(p));
+    r.add_generator<native::Backend>(kPad, build_pad);
+    r.add_generator<cpp::Backend>(kPad, emit_pad);
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,183 @@
+// graft_rt/shape.hpp - moving elements without arithmetic: transposition, concatenation,
+// reversal of an axis, zero padding and cropping. Arrays are row-major; shapes have at most
+// max_rank axes.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+
+#include "graft_rt/core.hpp"
+
+namespace graft_rt {
+
+/// The most axes transpose, pad_nd (and resize.hpp's upsample_nearest) take.
+constexpr int max_rank = 8;
+
+/// Visits every index of the axes [0, q) (sizes d, q <= max_rank) calling f(x offset, y offset),
+/// the offsets moving by xs[k] / ys[k] along axis k.
+template <class F>
+inline void odometer(int q, const i64* d, const i64* xs, const i64* ys, F f) {
+    i64 idx[max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
+    i64 xo = 0, yo = 0;
+    for (;;) {
+        f(xo, yo);
+        int k = q - 1;
+        for (; k >= 0; --k) {
+            if (++idx[k] < d[k]) {
+                xo += xs[k];
+                yo += ys[k];
+                break;
+            }
+            xo -= (d[k] - 1) * xs[k];
+            yo -= (d[k] - 1) * ys[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+/// y = x with its axes permuted: y's axis i is x's axis perm[i]. Size-1 axes are dropped and
+/// axes adjacent in both fused; contiguous runs are copied, and otherwise the output axis that is
+/// contiguous in x is tiled against the innermost output axis, so that reads and writes both
+/// touch few cache lines per tile.
+inline void transpose(const float* x, float* y, const i64* in_shape, const int* perm, int rank) {
+    i64 total = 1, xstride[max_rank];
+    for (int i = rank - 1; i >= 0; --i) {
+        xstride[i] = total;
+        total *= in_shape[i];
+    }
+    if (total <= 0) return;
+    i64 d[max_rank], xs[max_rank];  // the output axes: sizes and strides in x
+    int q = 0;
+    for (int i = 0; i < rank; ++i) {
+        const i64 di = in_shape[perm[i]], si = xstride[perm[i]];
+        if (di == 1) continue;
+        if (q > 0 && xs[q - 1] == si * di) {
+            d[q - 1] *= di;
+            xs[q - 1] = si;
+        } else {
+            d[q] = di;
+            xs[q] = si;
+            ++q;
+        }
+    }
+    if (q == 0) {
+        y[0] = x[0];
+        return;
+    }
+    i64 ys[max_rank];
+    for (i64 k = q - 1, s = 1; k >= 0; --k) {
+        ys[k] = s;
+        s *= d[k];
+    }
+    const i64 inner = d[q - 1], in_stride = xs[q - 1];
+    if (in_stride == 1) {  // contiguous runs: copy them
+        if (q == 1) {
+            std::memcpy(y, x, bytes(inner));
+            return;
+        }
+        odometer(q - 1, d, xs, ys, [&](i64 xo, i64 yo) { std::memcpy(y + yo, x + xo, bytes(inner)); });
+        return;
+    }
+    int a = -1;  // the output axis contiguous in x
+    for (int k = 0; k < q - 1; ++k)
+        if (xs[k] == 1) a = k;
+    if (a < 0) {
+        odometer(q - 1, d, xs, ys, [&](i64 xo, i64 yo) {
+            for (i64 j = 0; j < inner; ++j) y[yo + j] = x[xo + j * in_stride];
+        });
+        return;
+    }
+    constexpr i64 B = 16;
+    const i64 da = d[a], ya = ys[a];
+    i64 od[max_rank], oxs[max_rank], oys[max_rank];  // the other axes: all but a and the innermost
+    int oq = 0;
+    for (int k = 0; k < q - 1; ++k) {
+        if (k == a) continue;
+        od[oq] = d[k];
+        oxs[oq] = xs[k];
+        oys[oq] = ys[k];
+        ++oq;
+    }
+    auto tile2d = [&](i64 xo, i64 yo) {
+        for (i64 i0 = 0; i0 < da; i0 += B) {
+            const i64 ie = std::min(da, i0 + B);
+            for (i64 j0 = 0; j0 < inner; j0 += B) {
+                const i64 je = std::min(inner, j0 + B);
+                for (i64 i = i0; i < ie; ++i) {
+                    const float* xp = x + xo + i;
+                    float* yp = y + yo + i * ya;
+                    for (i64 j = j0; j < je; ++j) yp[j] = xp[j * in_stride];
+                }
+            }
+        }
+    };
+    if (oq == 0) tile2d(0, 0);
+    else odometer(oq, od, oxs, oys, tile2d);
+}
+
+/// Concatenates n inputs along the middle axis: input k viewed as [outer, lens[k], inner], y as
+/// [outer, sum of lens, inner]. A block already in its place in y (the memory plan may put an
+/// input there) is not copied.
+inline void concat(const float* const* xs, const i64* lens, int n, float* y, i64 outer, i64 inner) {
+    i64 total = 0;
+    for (int k = 0; k < n; ++k) total += lens[k];
+    for (i64 o = 0; o < outer; ++o) {
+        float* yo = y + o * total * inner;
+        for (int k = 0; k < n; ++k) {
+            const i64 chunk = lens[k] * inner;
+            const float* src = xs[k] + o * chunk;
+            if (chunk > 0 && src != yo) std::memcpy(yo, src, bytes(chunk));
+            yo += chunk;
+        }
+    }
+}
+
+/// y = x with the middle axis of [outer, len, inner] in reverse order.
+inline void reverse(const float* x, float* y, i64 outer, i64 len, i64 inner) {
+    for (i64 o = 0; o < outer; ++o)
+        for (i64 t = 0; t < len; ++t)
+            std::memcpy(y + (o * len + (len - 1 - t)) * inner, x + (o * len + t) * inner, bytes(inner));
+}
+
+/// The row-major strides of x [in_shape] and y [out_shape], both of `rank` axes; false when y is
+/// empty.
+inline bool strides_of(const i64* in_shape, const i64* out_shape, int rank, i64* in_stride, i64* out_stride) {
+    i64 is = 1, os = 1;
+    for (int i = rank - 1; i >= 0; --i) {
+        in_stride[i] = is, out_stride[i] = os;
+        is *= in_shape[i], os *= out_shape[i];
+    }
+    return os > 0;
+}
+
+/// pad_nd from axis `axis` on; strides are those of the axes (row-major).
+inline void pad_axis(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin,
+                     const i64* in_stride, const i64* out_stride, int rank, int axis) {
+    const i64 in = in_shape[axis], out = out_shape[axis], b = begin[axis];
+    // the output positions o whose source o - b is in [0, in)
+    const i64 lo = std::min(std::max<i64>(b, 0), out), hi = std::min(std::max(b + in, lo), out);
+    const i64 is = in_stride[axis], os = out_stride[axis];
+    if (lo > 0) std::memset(y, 0, bytes(lo * os));
+    if (axis == rank - 1) {
+        if (hi > lo) std::memcpy(y + lo, x + (lo - b), bytes(hi - lo));
+    } else {
+        for (i64 o = lo; o < hi; ++o)
+            pad_axis(x + (o - b) * is, y + o * os, in_shape, out_shape, begin, in_stride, out_stride, rank, axis + 1);
+    }
+    if (out > hi) std::memset(y + hi * os, 0, bytes((out - hi) * os));
+}
+
+/// y = x shifted by begin[i] along axis i (negative: cropped), zeros where nothing maps; x and y
+/// have the same rank (<= max_rank).
+inline void pad_nd(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin, int rank) {
+    if (rank <= 0) {
+        y[0] = x[0];
+        return;
+    }
+    i64 in_stride[max_rank], out_stride[max_rank];
+    if (strides_of(in_shape, out_shape, rank, in_stride, out_stride))
+        pad_axis(x, y, in_shape, out_shape, begin, in_stride, out_stride, rank, 0);
+}
+
+}  // namespace graft_rt
