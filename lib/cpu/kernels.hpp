@@ -56,18 +56,6 @@ void pool2d_nhwc(const float* x, float* y, const Pool2DParams& p, Pool kind);
 /// Reduce the middle dimension: x [outer, mid, inner] -> y [outer, inner] (max or mean).
 void reduce_mid(const float* x, float* y, std::int64_t outer, std::int64_t mid, std::int64_t inner, Pool kind);
 
-/// y = x * scale[c] + shift[c] with x viewed as [outer, channels, inner]. x and y may alias.
-void channel_affine(const float* x, const float* scale, const float* shift, float* y,
-                    std::int64_t outer, std::int64_t channels, std::int64_t inner);
-
-/// Elementwise merge of n >= 1 same-sized inputs.
-enum class Merge : int { add, sub, mul, avg, max, min };
-/// sub takes exactly two inputs. y may alias xs[0].
-void merge(Merge kind, const float* const* xs, int n, float* y, std::int64_t size);
-
-/// Softmax along the middle dimension of x viewed as [outer, len, inner]. x and y may alias.
-void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner);
-
 /// y = x transposed: y's axis i is x's axis perm[i]. rank <= 8.
 void transpose(const float* x, float* y, const std::int64_t* in_shape, const int* perm, int rank);
 
@@ -210,9 +198,6 @@ void group_norm(const float* x, const float* gamma, const float* beta, float* y,
 
 /// y = x / sqrt(max(sum x^2, eps)) over each row of x [M,K] (tf.math.l2_normalize). x and y may alias.
 void l2_normalize(const float* x, float* y, std::int64_t M, std::int64_t K, float eps);
-
-/// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
-void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);
 
 /// Embedding lookup: y[m,:] = table[int(idx[m]),:] for idx [M] (float, truncated toward zero like
 /// Keras' cast to int32), table [V,D]. An index that is NaN or outside [0, V) gives a row of zeros:

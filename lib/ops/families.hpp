@@ -10,4 +10,9 @@ namespace graft::ops {
 /// Registers every built-in op family into `r`.
 void register_builtin_ops(Registry& r);
 
+void register_activation(Registry& r);   // ops/activation: Activation
+void register_elementwise(Registry& r);  // ops/elementwise: Identity, Merge, Softmax
+void register_affine(Registry& r);       // ops/affine: BiasAdd, Affine, BatchNormalization, PReLU
+void register_fused(Registry& r);        // ops/fused: FusedElementwise
+
 }  // namespace graft::ops

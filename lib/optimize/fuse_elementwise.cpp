@@ -1,7 +1,7 @@
 // Rule fuse_elementwise (WebDNN's ElementwiseKernelFusion): a tree or DAG of elementwise ops -
 // Merge, BiasAdd, Activation, BatchNormalization and Affine with constant parameters, PReLU, and
 // FusedElementwise itself - whose intermediate values are read inside the group only (and are no
-// graph outputs) becomes one FusedElementwise op running a small program (ops/fused_elementwise.hpp).
+// graph outputs) becomes one FusedElementwise op running a small program (ops/fused/fused.hpp).
 // Per-axis parameters (bias, scale, alpha) become broadcast inputs. A group needs two ops or more.
 // An Activation its producer could take as an epilogue is left to fuse_activation.
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "ops/fused_elementwise.hpp"
+#include "ops/fused/fused.hpp"
 #include "ops/op_util.hpp"
 #include "optimize/rules.hpp"
 
@@ -69,7 +69,7 @@ std::optional<std::vector<Operand>> operands(const Graph& g, const Registry& reg
             out = {{op.input("x"), ""}, {op.input("scale"), spec}, {op.input("shift"), spec}};
         } else if (t == "PReLU") {
             out = {{op.input("x"), ""}, {op.input("alpha"), join_axes(op.input("alpha")->order().names())}};
-        } else if (t == fz::kType) {
+        } else if (t == ops::kFusedElementwise) {
             const auto p = fz::decode(op);
             if (p.bcast.size() != op.inputs().size()) return std::nullopt;
             for (std::size_t i = 0; i < p.bcast.size(); ++i) out.emplace_back(op.inputs()[i].second, p.bcast[i]);
@@ -91,7 +91,7 @@ std::size_t step_count(const Operator& op) {
     const auto& t = op.type();
     if (t == "Merge") return op.inputs().size() - 1 + (op.attr<std::string>("op") == "avg");
     if (t == "BatchNormalization" || t == "Affine") return 2;
-    if (t == fz::kType) return op.attr<std::vector<std::string>>("steps").size();
+    if (t == ops::kFusedElementwise) return op.attr<std::vector<std::string>>("steps").size();
     return 1;
 }
 
@@ -225,7 +225,7 @@ std::vector<Operator*> grow(const Graph& g, const Registry& reg, Operator* root,
                 Operator* p = v->producer();
                 if (!spec.empty() || !p || in.count(p) || g.is_output(v)) continue;
                 auto pin = operands(g, reg, *p);
-                if (!pin || steps + step_count(*p) > static_cast<std::size_t>(cpu::kFusedMaxSteps)) continue;
+                if (!pin || steps + step_count(*p) > static_cast<std::size_t>(graft_rt::kFusedMaxSteps)) continue;
                 bool ok = true;
                 for (Operator* c : g.consumers(v)) {
                     ok = ok && in.count(c);
@@ -265,7 +265,7 @@ bool run(Graph& g, const Registry& reg) {
         Builder b(g, internal);
         for (Operator* op : group) internal[op->output("y")] = b.add(*op, ops.at(op));
         const auto refuse = [&] { g.remove_unused_variables(); };  // drops constants made for nothing
-        if (b.inputs().size() > static_cast<std::size_t>(cpu::kFusedMaxInputs)) {
+        if (b.inputs().size() > static_cast<std::size_t>(graft_rt::kFusedMaxInputs)) {
             refuse();
             continue;
         }
@@ -292,8 +292,8 @@ bool run(Graph& g, const Registry& reg) {
         Variable* y = root->output("y");
         const std::string name = root->name(), layer = root->layer();
         try {
-            const Operator probe(fz::kType, name, inputs, fz::encode(program));
-            auto types = reg.op(fz::kType).infer(probe);
+            const Operator probe(ops::kFusedElementwise, name, inputs, fz::encode(program));
+            auto types = reg.op(ops::kFusedElementwise).infer(probe);
             if (types.size() != 1 || types[0].second.order != y->order() || types[0].second.shape != y->shape()) throw ShapeError("type");
         } catch (const Error&) {
             refuse();
@@ -303,7 +303,7 @@ bool run(Graph& g, const Registry& reg) {
             gone.insert(op);
             g.remove_op(op);
         }
-        g.add_op(fz::kType, name, std::move(inputs), {{"y", y}}, fz::encode(program))->set_layer(layer);
+        g.add_op(ops::kFusedElementwise, name, std::move(inputs), {{"y", y}}, fz::encode(program))->set_layer(layer);
         changed = true;
     }
     if (changed) g.remove_unused_variables();
