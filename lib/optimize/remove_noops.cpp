@@ -1,6 +1,6 @@
-// Rule remove_noops: inference no-ops go. Identity (Dropout and noise layers), a Reshape that
-// keeps order and shape, a Transpose to the order its input already has, a linear Activation and
-// a Merge of one input (except subtract, which needs two).
+// Rule remove_noops: inference no-ops go: ops whose schema says they compute y = x for their
+// attributes (OpSchema::is_noop: Identity, a linear Activation, a Merge of one input), a Reshape
+// that keeps order and shape, a Transpose to the order its input already has.
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -9,26 +9,24 @@ namespace {
 
 bool same_type(const Variable& x, const Variable& y) { return x.order() == y.order() && x.shape() == y.shape() && x.dtype() == y.dtype(); }
 
-bool is_noop(const Operator& op) {
+bool is_noop(const Operator& op, const Registry& reg) {
     const auto& t = op.type();
     if (op.inputs().size() != 1 || op.outputs().size() != 1) return false;
     const Variable& x = *op.inputs().front().second;
     const Variable& y = *op.outputs().front().second;
     if (!same_type(x, y)) return false;
-    if (t == "Identity") return true;
+    if (const OpSchema* s = reg.find_op(t); s && s->is_noop && s->is_noop(op)) return true;
     if (t == "Transpose") return true;  // to the order x already has
     // A Reshape reads x laid out in `in_order`: only with that order equal to x's (and y's) does
     // it keep every element in place.
     if (t == "Reshape") return op.attrs().has("in_order") && op.attrs().get_order("in_order", op.describe()) == x.order();
-    if (t == "Activation") return op.attr_or<std::string>("activation", "") == "linear";
-    if (t == "Merge") return op.attr_or<std::string>("op", "") != "sub";
     return false;
 }
 
-bool run(Graph& g, const Registry&) {
+bool run(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* op : g.topological_order()) {
-        if (!is_noop(*op)) continue;
+        if (!is_noop(*op, reg)) continue;
         bypass(g, op, op->outputs().front().second, op->inputs().front().second);
         changed = true;
     }
