@@ -1,6 +1,8 @@
 // Core Keras layers: Dense, Activation, inference no-ops (Dropout, noise), Flatten, Reshape,
 // Permute; and the activation helpers every family uses.
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/activation/activation.hpp"
+#include "ops/elementwise/elementwise.hpp"
 
 namespace graft::keras {
 
@@ -20,7 +22,7 @@ Value apply_activation(LayerContext& ctx, const Value& v, const std::string& ker
     Attributes a;
     if (fn == "softmax") {
         a.set("axis", v.logical.back());
-        return Value{ctx.op("Softmax", {{"x", v.var}}, std::move(a), "softmax")->output("y"), v.logical};
+        return Value{ctx.op(ops::kSoftmax, {{"x", v.var}}, std::move(a), "softmax")->output("y"), v.logical};
     }
     if (fn == "relu6") {
         a.set("activation", "relu_general");
@@ -31,7 +33,7 @@ Value apply_activation(LayerContext& ctx, const Value& v, const std::string& ker
     } else {
         a.set("activation", fn);
     }
-    return Value{ctx.op("Activation", {{"x", v.var}}, std::move(a), fn)->output("y"), v.logical};
+    return Value{ctx.op(ops::kActivation, {{"x", v.var}}, std::move(a), fn)->output("y"), v.logical};
 }
 
 Axis keras_axis(const LayerContext& ctx, const Value& v, std::int64_t axis) {
@@ -81,7 +83,7 @@ void activation(LayerContext& ctx) {
 void identity(LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
     const Value& x = ctx.input(0);
-    set_output(ctx, ctx.op("Identity", {{"x", x.var}})->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kIdentity, {{"x", x.var}})->output("y"), x.logical);
 }
 
 Value reshape(LayerContext& ctx, const Value& x, const Order& in_order, Shape target) {

@@ -8,6 +8,7 @@
 #include <rapidjson/document.h>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/elementwise/elementwise.hpp"
 
 namespace graft::keras {
 
@@ -172,7 +173,7 @@ void bidirectional(LayerContext& ctx) {
             op = ctx.op("Concat", {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
         } else {
             a.set("op", mode == "sum" ? "add" : mode == "mul" ? "mul" : "avg");
-            op = ctx.op("Merge", {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
+            op = ctx.op(ops::kMerge, {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
         }
         outs = {Value{op->output("y"), yf[0].logical}};
     }
