@@ -89,6 +89,7 @@ constexpr std::uint64_t plugin_layout_fingerprint() {
     const std::size_t sizes[] = {
         // registry
         sizeof(Registry), alignof(Registry), sizeof(OpSchema), sizeof(TensorType), sizeof(HandlerOwner),
+        sizeof(ElementwiseProgram), sizeof(ElementwiseProgram::Input),
         sizeof(PluginRecord), sizeof(HandlerTable<OpSchema>::Entry), sizeof(HandlerTable<ErasedGenerator>::Entry),
         sizeof(ConverterFn), sizeof(GeneratorRef<native::KernelBuilder>), sizeof(ConstantEvaluator),
         // IR

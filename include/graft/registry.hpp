@@ -39,6 +39,21 @@ struct TensorType {
     DType dtype = DType::float32;
 };
 
+/// An elementwise op written as a FusedElementwise program of its own: what the rule
+/// fuse_elementwise merges into one op. The program is FusedElementwise's attributes (bcast,
+/// steps, args, fns, params: lib/ops/fused/fused.hpp) over `inputs`, x0 first.
+struct ElementwiseProgram {
+    struct Input {
+        /// The value the program reads; null: a new 1-D constant in order C holding `data`, named
+        /// after `name` (a value computed from constants, e.g. BatchNormalization's scale).
+        Variable* var = nullptr;
+        std::shared_ptr<const std::vector<float>> data;
+        std::string name;
+    };
+    std::vector<Input> inputs;
+    Attributes attrs;
+};
+
 /// What an operator type means. `infer` and `required_order` see the operator with its inputs
 /// bound and its attributes set.
 struct OpSchema {
@@ -66,6 +81,9 @@ struct OpSchema {
     /// y = x . w (+ b) with w's last axis the output channel and b in order C (Linear, Conv1D,
     /// Conv2D): a per-channel scale and shift right after it fold into w and b (fold_batchnorm).
     bool folds_channel_scale = false;
+    /// The op as a fused elementwise program (fuse_elementwise), or nullopt when these attributes
+    /// and inputs do not fuse; a graft::Error thrown counts as nullopt. Null: the op never fuses.
+    std::function<std::optional<ElementwiseProgram>(const Operator&)> elementwise_program;
 
     std::string doc;
 };

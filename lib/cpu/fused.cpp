@@ -1,12 +1,12 @@
-// The fused elementwise program: block buffers, then one tight loop per step and block. The
-// loops (fused_impl.inc) are compiled for AVX-512, AVX2 and portable code, chosen at run time
-// with the GEMM's instruction set (gemm::active_isa), like vmath.cpp.
+// The fused elementwise program, natively: one tight loop per step and block (fused_impl.inc),
+// compiled for AVX-512, AVX2 and portable code, chosen at run time with the GEMM's instruction
+// set (gemm::active_isa), like vmath.cpp. Block buffers and broadcasts are graft_rt's.
 #include "cpu/fused.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "cpu/gemm/gemm.hpp"
+#include "cpu/kernels.hpp"
 
 // The step loops (fused_impl.inc) write y[j] after reading a[j] and b[j] only, and y is either
 // another buffer or exactly an operand (the op's output written over its input x0), never a
@@ -57,45 +57,6 @@ namespace fz_avx512 {
 #endif
 
 namespace graft::cpu {
-
-int fused_allocate(FusedProgram& p) {
-    const int n_in = static_cast<int>(p.inputs.size());
-    const int n_steps = static_cast<int>(p.steps.size());
-    int next = 0;
-    for (auto& in : p.inputs) in.buffer = in.broadcast ? next++ : -1;
-    // last use of every step's result
-    std::vector<int> last(static_cast<std::size_t>(n_steps), -1);
-    for (int s = 0; s < n_steps; ++s)
-        for (int v : {p.steps[s].a, p.steps[s].b})
-            if (v >= n_in) last[static_cast<std::size_t>(v - n_in)] = s;
-    std::vector<int> free_list;
-    std::vector<int> holder(static_cast<std::size_t>(n_steps), -1);
-    int used = next;
-    for (int s = 0; s < n_steps; ++s) {
-        FusedStep& st = p.steps[static_cast<std::size_t>(s)];
-        if (s == n_steps - 1) {
-            st.buffer = -1;
-            break;
-        }
-        // a buffer no value still needed holds, and not this step's operands: an activation
-        // kernel vectorizes only when its input and output differ
-        if (free_list.empty()) {
-            st.buffer = used++;
-        } else {
-            st.buffer = free_list.back();
-            free_list.pop_back();
-        }
-        holder[static_cast<std::size_t>(s)] = st.buffer;
-        // operands whose last use is this step free their buffers for the next steps
-        for (int v : {st.a, st.b})
-            if (v >= n_in && last[static_cast<std::size_t>(v - n_in)] == s && holder[static_cast<std::size_t>(v - n_in)] >= 0) {
-                free_list.push_back(holder[static_cast<std::size_t>(v - n_in)]);
-                holder[static_cast<std::size_t>(v - n_in)] = -1;
-            }
-    }
-    p.buffers = used;
-    return used;
-}
 
 void fused_eval(const FusedProgram& p, const float* const* xs, float* y, std::int64_t begin, std::int64_t end) {
 #ifdef GRAFT_FUSED_X86

@@ -48,17 +48,6 @@ void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y,
 using graft_rt::PoolParams;
 void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max);
 
-/// y = x * scale[c] + shift[c] with x viewed as [outer, channels, inner]. x and y may alias.
-void channel_affine(const float* x, const float* scale, const float* shift, float* y,
-                    std::int64_t outer, std::int64_t channels, std::int64_t inner);
-
-/// Elementwise merge of n >= 1 same-sized inputs.
-enum class Merge : int { add, sub, mul, avg, max, min };
-/// sub takes exactly two inputs. y may alias xs[0].
-void merge(Merge kind, const float* const* xs, int n, float* y, std::int64_t size);
-
-/// Softmax along the middle dimension of x viewed as [outer, len, inner]. x and y may alias.
-void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner);
 
 /// Recurrent layers over x [N,T,I] (batch-major, Keras layout).
 /// Output y is [N,T,U] when return_sequences, else [N,U] (the last step processed).
@@ -168,9 +157,6 @@ void group_norm(const float* x, const float* gamma, const float* beta, float* y,
 
 /// y = x / sqrt(max(sum x^2, eps)) over each row of x [M,K] (tf.math.l2_normalize). x and y may alias.
 void l2_normalize(const float* x, float* y, std::int64_t M, std::int64_t K, float eps);
-
-/// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
-void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);
 
 /// Embedding lookup: y[m,:] = table[int(idx[m]),:] for idx [M] (float, truncated toward zero like
 /// Keras' cast to int32), table [V,D]. An index that is NaN or outside [0, V) gives a row of zeros:

@@ -1,4 +1,4 @@
-// Layer, group and L2 normalization, PReLU. Statistics accumulate in double: a row of many
+// Layer, group and L2 normalization. Statistics accumulate in double: a row of many
 // values with a large mean keeps its variance (Keras computes in float32; the difference is far
 // inside the 1e-5 the tests require).
 #include <algorithm>
@@ -69,14 +69,6 @@ void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
         const double inv = 1.0 / std::sqrt(std::max(ss, static_cast<double>(eps)));
         for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
     }
-}
-
-void prelu(const float* x, const float* alpha, float* y, i64 N, i64 K) {
-    for (i64 n = 0; n < N; ++n)
-        for (i64 k = 0; k < K; ++k) {
-            const float v = x[n * K + k];
-            y[n * K + k] = v < 0.f ? alpha[k] * v : v;
-        }
 }
 
 }  // namespace graft::cpu

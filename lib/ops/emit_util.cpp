@@ -45,6 +45,12 @@ void emit_struct(EmitContext& ctx, const std::string& type, const std::string& n
     ctx.line("};");
 }
 
+void emit_split(EmitContext& ctx, const ops::Split3& s, const Axis& axis) {
+    ctx.constant_i64("outer", s.outer, "axes before " + axis.name());
+    ctx.constant_i64("len", s.len, "axis " + axis.name());
+    ctx.constant_i64("inner", s.inner, "axes after " + axis.name());
+}
+
 std::string csv(const std::vector<std::int64_t>& v) {
     std::string out;
     for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);

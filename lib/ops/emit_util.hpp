@@ -36,6 +36,8 @@ std::string packed_weight(EmitContext& ctx, const std::string& name, std::int64_
 /// Rows are {names, values}, e.g. {"n, h, w, cin", "1, 28, 28, 3"}.
 void emit_struct(EmitContext& ctx, const std::string& type, const std::string& name,
                  const std::vector<std::pair<std::string, std::string>>& rows);
+/// `constexpr` outer, len and inner: x viewed around `axis` (ops::split_at).
+void emit_split(EmitContext& ctx, const ops::Split3& s, const Axis& axis);
 /// "1, 28, 28, 3".
 std::string csv(const std::vector<std::int64_t>& v);
 /// The optional input `name`, or "nullptr".

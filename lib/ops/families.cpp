@@ -11,8 +11,9 @@ void register_builtin_ops(Registry& r) {
     register_linear(r);
     register_conv(r);
     register_pool(r);
+    register_activation(r);
     register_elementwise(r);
-    register_normalization(r);
+    register_affine(r);
     register_shape(r);
     register_recurrent(r);
     register_layer_norm(r);
@@ -22,14 +23,12 @@ void register_builtin_ops(Registry& r) {
     register_conv_transpose(r);
     register_depthwise(r);
     register_resize(r);
-    register_fused_elementwise(r);
+    register_fused(r);
     cpp::register_linear_emitters(r);
     cpp::register_conv_emitters(r);
-    cpp::register_elementwise_emitters(r);
     cpp::register_norm_emitters(r);
     cpp::register_embedding_emitters(r);
     cpp::register_sequence_emitters(r);
-    cpp::register_fused_emitters(r);
 }
 
 }  // namespace graft::ops

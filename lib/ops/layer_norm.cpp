@@ -1,15 +1,10 @@
-// Normalizations over named axes and weighted activations (Keras LayerNormalization,
-// GroupNormalization, UnitNormalization, Rescaling / Normalization / multi-axis BatchNormalization
-// as an affine map, PReLU):
+// Normalizations over named axes (Keras LayerNormalization, GroupNormalization,
+// UnitNormalization):
 //   LayerNorm   x, gamma?, beta?  attrs axes (names), epsilon: mean/variance over `axes`;
 //               gamma/beta hold the product of those sizes, flattened in the order of `axes`.
 //   GroupNorm   x, gamma?, beta?  attrs batch_axis, axis, groups, epsilon: statistics per batch
 //               item and group of `axis` over every other axis.
 //   L2Normalize x                 attrs axes, epsilon: x / sqrt(max(sum x^2, epsilon)).
-//   Affine      x, scale, shift   attr axes: y = x * scale + shift, scale/shift constants over
-//               `axes` (in that order; none: scalars).
-//   PReLU       x, alpha          attr batch_axis: y = x < 0 ? alpha * x : x, alpha over every
-//               axis of x but the batch (its own order names them).
 // Each op asks for the reduced / parameter axes last (GroupNorm: batch first, axis last), so the
 // kernels see rows.
 #include "ops/legacy_families.hpp"
@@ -19,46 +14,6 @@ namespace graft::ops {
 
 namespace {
 
-std::vector<Axis> axes_attr(const Operator& op, const char* key) {
-    std::vector<Axis> out;
-    for (const auto& n : op.attr<std::vector<std::string>>(key)) out.emplace_back(n);
-    return out;
-}
-
-/// x's order with `axes` moved to the end, in the order given.
-Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& axes) {
-    std::vector<Axis> out;
-    for (const auto& a : x.order().axes()) {
-        bool listed = false;
-        for (const auto& b : axes) listed = listed || a == b;
-        if (!listed) out.push_back(a);
-    }
-    for (const auto& a : axes) {
-        if (!x.order().has(a)) shape_fail(op, "input " + x.describe() + " has no axis " + a.name());
-        out.push_back(a);
-    }
-    return Order(std::move(out));
-}
-
-std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes) {
-    std::int64_t k = 1;
-    for (const auto& a : axes) k *= x.size(a);
-    return k;
-}
-
-void expect_params(const Operator& op, std::int64_t k, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-        if (auto* v = op.input_or_null(n); v && v->numel() != k)
-            shape_fail(op, std::string(n) + " " + v->describe() + " should hold " + std::to_string(k) + " values");
-}
-
-/// y has x's type laid out in `o`, the order the op asks x to be in: the result is the same
-/// before and after the optimizer legalizes the input's layout.
-Outputs like_x_in(const Operator& op, const Order& o) {
-    const Variable& x = in(op, "x");
-    return {{"y", {o, x.shape_in(o)}}};
-}
-
 Outputs infer_layer_norm(const Operator& op) {
     const Variable& x = in(op, "x");
     auto axes = axes_attr(op, "axes");
@@ -66,11 +21,6 @@ Outputs infer_layer_norm(const Operator& op) {
     expect_params(op, size_over(x, axes), {"gamma", "beta"});
     op.attr<double>("epsilon");
     return like_x_in(op, axes_last(op, x, axes));
-}
-
-std::optional<Order> order_axes_last(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
-    return axes_last(op, in(op, "x"), axes_attr(op, "axes"));
 }
 
 const float* opt_slot(const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; }
@@ -129,53 +79,6 @@ std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     });
 }
 
-Outputs infer_affine(const Operator& op) {
-    const Variable& x = in(op, "x");
-    auto axes = axes_attr(op, "axes");
-    const Order o = axes_last(op, x, axes);
-    expect_params(op, size_over(x, axes), {"scale", "shift"});
-    for (const char* n : {"scale", "shift"})
-        if (!op.input(n)->is_constant()) shape_fail(op, std::string(n) + " must be a constant");
-    return like_x_in(op, o);
-}
-
-std::unique_ptr<native::Kernel> build_affine(native::BuildContext& b) {
-    const Operator& op = b.op();
-    const Variable& x = *op.input("x");
-    const std::int64_t K = size_over(x, axes_attr(op, "axes"));
-    const std::int64_t M = K != 0 ? x.numel() / K : 0;
-    auto xs = b.in("x"), sc = b.in("scale"), sh = b.in("shift"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) {
-        cpu::channel_affine(c.at(xs), c.at(sc), c.at(sh), c.at(y), M, K, 1);
-    });
-}
-
-std::optional<Order> order_prelu(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
-    std::vector<Axis> out{op.attrs().get_axis("batch_axis", op.describe())};
-    for (const auto& a : in(op, "alpha").order().axes()) out.push_back(a);
-    return Order(std::move(out));
-}
-
-Outputs infer_prelu(const Operator& op) {
-    const Variable& x = in(op, "x");
-    auto want = *order_prelu(op, "x");
-    if (!x.order().same_axes(want)) shape_fail(op, "input " + x.describe() + " and alpha " + in(op, "alpha").describe() +
-                                                       " should have the same axes besides the batch");
-    for (const auto& a : in(op, "alpha").order().axes())
-        if (x.size(a) != in(op, "alpha").size(a))
-            shape_fail(op, "alpha " + in(op, "alpha").describe() + " does not match input " + x.describe());
-    return like_x_in(op, want);
-}
-
-std::unique_ptr<native::Kernel> build_prelu(native::BuildContext& b) {
-    const Operator& op = b.op();
-    const std::int64_t K = op.input("alpha")->numel();
-    const std::int64_t N = K != 0 ? op.input("x")->numel() / K : 0;
-    auto xs = b.in("x"), al = b.in("alpha"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) { cpu::prelu(c.at(xs), c.at(al), c.at(y), N, K); });
-}
-
 }  // namespace
 
 void register_layer_norm(Registry& r) {
@@ -223,26 +126,6 @@ void register_layer_norm(Registry& r) {
         auto xs = b.in("x"), y = b.out("y");
         return native::make_kernel([=](const native::RunContext& c) { cpu::l2_normalize(c.at(xs), c.at(y), M, K, eps); });
     });
-
-    OpSchema af;
-    af.type = "Affine";
-    af.inputs = {"x", "scale", "shift"};
-    af.infer = infer_affine;
-    af.required_order = order_axes_last;
-    af.inplace = true;
-    af.doc = "y = x * scale + shift; constants over `axes` (flattened in that order) or scalars";
-    r.add_op(std::move(af));
-    r.add_generator<native::Backend>("Affine", build_affine);
-
-    OpSchema pr;
-    pr.type = "PReLU";
-    pr.inputs = {"x", "alpha"};
-    pr.infer = infer_prelu;
-    pr.required_order = order_prelu;
-    pr.inplace = true;
-    pr.doc = "y = x < 0 ? alpha * x : x; alpha over every axis of x but batch_axis";
-    r.add_op(std::move(pr));
-    r.add_generator<native::Backend>("PReLU", build_prelu);
 }
 
 }  // namespace graft::ops

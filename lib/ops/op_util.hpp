@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +45,20 @@ inline Split3 split_at(const Variable& v, const Axis& a) {
     std::size_t i = v.order().index(a);
     return {prod(v.shape(), 0, i), v.shape()[i], prod(v.shape(), i + 1, v.ndim())};
 }
+
+/// The axes named by the string-list attribute `key`.
+std::vector<Axis> axes_attr(const Operator& op, const char* key);
+/// x's order with `axes` moved to the end, in the order given; ShapeError if x lacks one.
+Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& axes);
+/// OpSchema::required_order of an op reading input "x" with its attribute `axes` last.
+std::optional<Order> order_axes_last(const Operator& op, const std::string& input);
+/// Product of the sizes of `axes` in x.
+std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes);
+/// ShapeError unless each of the inputs `names` the op has holds k values.
+void expect_params(const Operator& op, std::int64_t k, std::initializer_list<const char*> names);
+/// y has x's type laid out in `o`, the order the op asks x to be in: the result is the same
+/// before and after the optimizer legalizes the input's layout.
+Outputs like_x_in(const Operator& op, const Order& o);
 
 /// Activation attributes ("activation", "alpha", "max_value", "threshold") as kernel params.
 cpu::ActParams act_params(const Operator& op, const std::string& fn);

@@ -6,6 +6,7 @@
 // second reader needs the value before normalization).
 #include <cmath>
 
+#include "ops/affine/affine.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -17,7 +18,7 @@ bool is_weighted(const std::string& t) { return t == "Linear" || t == "Conv1D" |
 bool run(Graph& g, const Registry&) {
     bool changed = false;
     for (Operator* bn : g.topological_order()) {
-        if (bn->type() != "BatchNormalization") continue;
+        if (bn->type() != ops::kBatchNormalization) continue;
         Variable* x = bn->input("x");
         Operator* p = x->producer();
         if (!p || !is_weighted(p->type()) || !only_read_by(g, x, bn) || p->outputs().size() != 1) continue;

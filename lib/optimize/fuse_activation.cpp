@@ -1,9 +1,20 @@
 // Rule fuse_activation: Activation(P(x)) becomes P(x) with the activation as P's epilogue, when
 // P's schema says it takes one (activation_epilogue), P has none yet (or a linear one), and P's
 // output is read by the Activation alone.
+#include "ops/activation/activation.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
+
+Operator* epilogue_producer(const Graph& g, const Registry& reg, const Operator& act) {
+    if (act.type() != ops::kActivation) return nullptr;
+    Variable* x = act.input("x");
+    Operator* p = x->producer();
+    if (!p || p->outputs().size() != 1 || p->output_or_null("y") != x || !only_read_by(g, x, &act)) return nullptr;
+    const OpSchema* s = reg.find_op(p->type());
+    if (!s || !s->activation_epilogue) return nullptr;
+    return p->attr_or<std::string>("activation", "linear") == "linear" ? p : nullptr;
+}
 
 namespace {
 
@@ -12,13 +23,9 @@ const char* const kActAttrs[] = {"activation", "alpha", "max_value", "threshold"
 bool run(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* act : g.topological_order()) {
-        if (act->type() != "Activation") continue;
+        Operator* p = epilogue_producer(g, reg, *act);
+        if (!p) continue;
         Variable* x = act->input("x");
-        Operator* p = x->producer();
-        if (!p || p->outputs().size() != 1 || p->output_or_null("y") != x || !only_read_by(g, x, act)) continue;
-        const OpSchema* s = reg.find_op(p->type());
-        if (!s || !s->activation_epilogue) continue;
-        if (p->attr_or<std::string>("activation", "linear") != "linear") continue;
         for (const char* k : kActAttrs) p->attrs().erase(k);
         for (const char* k : kActAttrs)
             if (act->attrs().has(k)) p->attrs().set_value(k, act->attrs().all().at(k));

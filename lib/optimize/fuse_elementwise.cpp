@@ -1,16 +1,16 @@
 // Rule fuse_elementwise (WebDNN's ElementwiseKernelFusion): a tree or DAG of elementwise ops -
-// Merge, BiasAdd, Activation, BatchNormalization and Affine with constant parameters, PReLU, and
-// FusedElementwise itself - whose intermediate values are read inside the group only (and are no
-// graph outputs) becomes one FusedElementwise op running a small program (ops/fused_elementwise.hpp).
-// Per-axis parameters (bias, scale, alpha) become broadcast inputs. A group needs two ops or more.
-// An Activation its producer could take as an epilogue is left to fuse_activation.
+// those whose schema writes them as a fused program (OpSchema::elementwise_program: Merge,
+// BiasAdd, Activation, BatchNormalization and Affine with constant parameters, PReLU, and
+// FusedElementwise itself) - whose intermediate values are read inside the group only (and are no
+// graph outputs) becomes one FusedElementwise op running their programs joined
+// (ops/fused/fused.hpp). Per-axis parameters (bias, scale, alpha) are broadcast inputs. A group
+// needs two ops or more. An Activation its producer could take as an epilogue is left to
+// fuse_activation.
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
-#include "ops/fused_elementwise.hpp"
-#include "ops/op_util.hpp"
+#include "ops/fused/fused.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -18,81 +18,48 @@ namespace graft::optimize::rules {
 namespace {
 
 namespace fz = ops::fused;
-using Operand = std::pair<Variable*, std::string>;  // a variable and its broadcast spec ("" = y's shape)
+/// A value a program reads and its broadcast spec ("" = y's shape); the value is null for a
+/// constant the program makes (ElementwiseProgram::Input::data).
+using Operand = std::pair<Variable*, std::string>;
 
-std::string join_axes(const std::vector<std::string>& names) {
-    if (names.empty()) return "*";
-    std::string s;
-    for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
-    return s;
-}
+/// An op as a fused program of its own.
+struct Form {
+    std::vector<ElementwiseProgram::Input> inputs;
+    fz::Program program;
+    std::vector<Operand> operands() const {
+        std::vector<Operand> out;
+        for (std::size_t i = 0; i < inputs.size(); ++i) out.emplace_back(inputs[i].var, program.bcast[i]);
+        return out;
+    }
+};
 
-bool constant_or_absent(const Operator& op, const char* name) {
-    const Variable* v = op.input_or_null(name);
-    return !v || v->is_constant();
-}
-
-/// An Activation that fuse_activation would move into its producer's epilogue.
-bool epilogue_candidate(const Graph& g, const Registry& reg, const Operator& act) {
-    Variable* x = act.input("x");
-    const Operator* p = x->producer();
-    if (!p || p->outputs().size() != 1 || p->output_or_null("y") != x || !only_read_by(g, x, &act)) return false;
-    const OpSchema* s = reg.find_op(p->type());
-    return s && s->activation_epilogue && p->attr_or<std::string>("activation", "linear") == "linear";
-}
-
-/// The values `op` reads as a fused program would (the first one has y's shape), or nullopt when
-/// the op cannot be fused.
-std::optional<std::vector<Operand>> operands(const Graph& g, const Registry& reg, const Operator& op) {
+/// The op as its schema writes it as a fused program, or nullopt when it cannot be fused.
+std::optional<Form> form(const Graph& g, const Registry& reg, const Operator& op) {
     const Variable* y = op.output_or_null("y");
     if (!y || op.outputs().size() != 1 || y->dtype() != DType::float32) return std::nullopt;
-    std::vector<Operand> out;
-    const auto& t = op.type();
+    const OpSchema* schema = reg.find_op(op.type());
+    if (!schema || !schema->elementwise_program || epilogue_producer(g, reg, op)) return std::nullopt;
+    Form f;
     try {
-        if (t == "Merge") {
-            static const std::set<std::string> kinds = {"add", "sub", "mul", "avg", "max", "min"};
-            if (op.inputs().size() < 2 || !kinds.count(op.attr<std::string>("op"))) return std::nullopt;
-            if (op.attr<std::string>("op") == "sub" && op.inputs().size() != 2) return std::nullopt;
-            for (const auto& [n, v] : op.inputs()) out.emplace_back(v, "");
-        } else if (t == "BiasAdd") {
-            out = {{op.input("x"), ""}, {op.input("b"), op.attrs().get_axis("axis", op.describe()).name()}};
-        } else if (t == "Activation") {
-            if (!ops::is_known_activation(op.attr<std::string>("activation")) || epilogue_candidate(g, reg, op)) return std::nullopt;
-            out = {{op.input("x"), ""}};
-        } else if (t == "BatchNormalization") {
-            for (const char* n : {"mean", "var", "gamma", "beta"})
-                if (!constant_or_absent(op, n)) return std::nullopt;
-            out = {{op.input("x"), ""}};
-        } else if (t == "Affine") {
-            if (!constant_or_absent(op, "scale") || !constant_or_absent(op, "shift")) return std::nullopt;
-            const auto spec = join_axes(op.attr<std::vector<std::string>>("axes"));
-            out = {{op.input("x"), ""}, {op.input("scale"), spec}, {op.input("shift"), spec}};
-        } else if (t == "PReLU") {
-            out = {{op.input("x"), ""}, {op.input("alpha"), join_axes(op.input("alpha")->order().names())}};
-        } else if (t == fz::kType) {
-            const auto p = fz::decode(op);
-            if (p.bcast.size() != op.inputs().size()) return std::nullopt;
-            for (std::size_t i = 0; i < p.bcast.size(); ++i) out.emplace_back(op.inputs()[i].second, p.bcast[i]);
-        } else {
-            return std::nullopt;
-        }
+        auto e = schema->elementwise_program(op);
+        if (!e) return std::nullopt;
+        f.program = fz::decode(e->attrs, op.describe());
+        f.inputs = std::move(e->inputs);
     } catch (const Error&) {
         return std::nullopt;  // malformed: leave it to the backend, which reports it with context
     }
-    // every value read at y's shape really has y's order and shape
-    for (const auto& [v, spec] : out)
-        if (spec.empty() && (v->order() != y->order() || v->shape() != y->shape() || v->dtype() != DType::float32)) return std::nullopt;
-    if (out.empty() || !out.front().second.empty()) return std::nullopt;
-    return out;
-}
-
-/// Steps an op turns into (to keep programs within the kernel's limits).
-std::size_t step_count(const Operator& op) {
-    const auto& t = op.type();
-    if (t == "Merge") return op.inputs().size() - 1 + (op.attr<std::string>("op") == "avg");
-    if (t == "BatchNormalization" || t == "Affine") return 2;
-    if (t == fz::kType) return op.attr<std::vector<std::string>>("steps").size();
-    return 1;
+    if (f.inputs.size() != f.program.bcast.size() || !f.program.bcast.front().empty()) return std::nullopt;
+    for (const auto& [v, spec] : f.operands()) {
+        // a made constant is broadcast; every value read at y's shape really has y's order and shape
+        if (!v) {
+            if (spec.empty()) return std::nullopt;
+        } else if (spec.empty() && (v->order() != y->order() || v->shape() != y->shape() || v->dtype() != DType::float32)) {
+            return std::nullopt;
+        }
+    }
+    for (const auto& in : f.inputs)
+        if (!in.var && !in.data) return std::nullopt;
+    return f;
 }
 
 /// A value of the program under construction: an input (by operand) or a step.
@@ -119,31 +86,17 @@ public:
         return {true, steps_.size() - 1};
     }
 
-    /// Appends the steps of `op`; returns the value of its output.
-    Ref add(const Operator& op, const std::vector<Operand>& ins) {
-        const auto& t = op.type();
-        if (t == "Merge") {
-            const auto kind = op.attr<std::string>("op");
-            Ref acc = ref(ins[0]);
-            for (std::size_t i = 1; i < ins.size(); ++i) acc = step(kind == "avg" ? "add" : kind, acc, ref(ins[i]));
-            if (kind == "avg") acc = step("div", acc, std::nullopt, "", {static_cast<double>(ins.size()), 0.0, 0.0});
-            return acc;
-        }
-        if (t == "BiasAdd") return step("add", ref(ins[0]), ref(ins[1]));
-        if (t == "Activation") {
-            const auto fn = op.attr<std::string>("activation");
-            const auto p = ops::act_params(op, fn);
-            return step("act", ref(ins[0]), std::nullopt, fn, {p.alpha, p.max_value, p.threshold});
-        }
-        if (t == "Affine") return step("add", step("mul", ref(ins[0]), ref(ins[1])), ref(ins[2]));
-        if (t == "PReLU") return step("prelu", ref(ins[0]), ref(ins[1]));
-        if (t == "BatchNormalization") return batch_norm(op, ins[0]);
-        // FusedElementwise: its steps, renumbered
-        const auto p = fz::decode(op);
+    /// Appends the steps of `f`, making its constants; returns the value of its output.
+    Ref add(const Form& f) {
         std::vector<Ref> local;
-        for (std::size_t i = 0; i < p.bcast.size(); ++i) local.push_back(ref({op.inputs()[i].second, p.bcast[i]}));
+        for (std::size_t i = 0; i < f.inputs.size(); ++i) {
+            const auto& in = f.inputs[i];
+            Variable* v = in.var;
+            if (!v) v = g_.add_constant(g_.unique_name(in.name), OrderC, {static_cast<std::int64_t>(in.data->size())}, in.data);
+            local.push_back(ref({v, f.program.bcast[i]}));
+        }
         Ref last;
-        for (const auto& s : p.steps) {
+        for (const auto& s : f.program.steps) {
             const Ref a = local.at(static_cast<std::size_t>(s.a));
             std::optional<Ref> b;
             if (s.b >= 0) b = local.at(static_cast<std::size_t>(s.b));
@@ -178,28 +131,6 @@ public:
     std::size_t steps() const noexcept { return steps_.size(); }
 
 private:
-    Ref batch_norm(const Operator& op, const Operand& x) {
-        // scale and shift per channel, as the BatchNormalization kernel computes them
-        auto data = [&](const char* n) { return as_constant(op.input_or_null(n)); };
-        const auto* mean = data("mean");
-        const auto* var = data("var");
-        const auto* gamma = data("gamma");
-        const auto* beta = data("beta");
-        const double eps = op.attr<double>("epsilon");
-        const std::size_t c = mean->data().size();
-        std::vector<float> scale(c), shift(c);
-        for (std::size_t i = 0; i < c; ++i) {
-            const double s = (gamma ? gamma->data()[i] : 1.0) / std::sqrt(static_cast<double>(var->data()[i]) + eps);
-            scale[i] = static_cast<float>(s);
-            shift[i] = static_cast<float>((beta ? beta->data()[i] : 0.0) - mean->data()[i] * s);
-        }
-        const auto axis = op.attrs().get_axis("axis", op.describe()).name();
-        const auto cs = static_cast<std::int64_t>(c);
-        Variable* sc = new_constant(g_, op.name() + "/scale", OrderC, {cs}, std::move(scale));
-        Variable* sh = new_constant(g_, op.name() + "/shift", OrderC, {cs}, std::move(shift));
-        return step("add", step("mul", ref(x), ref({sc, axis})), ref({sh, axis}));
-    }
-
     struct PendingStep {
         std::string code;
         Ref a;
@@ -215,27 +146,28 @@ private:
 
 /// Grows the group ending at `root` backwards: a producer joins when every reader of its output is
 /// in the group, reads it at y's shape, and the output is no graph output.
-std::vector<Operator*> grow(const Graph& g, const Registry& reg, Operator* root, std::map<Operator*, std::vector<Operand>>& ops) {
+std::vector<Operator*> grow(const Graph& g, const Registry& reg, Operator* root, std::map<Operator*, Form>& forms) {
     std::set<Operator*> in{root};
-    std::size_t steps = step_count(*root);
+    std::size_t steps = forms.at(root).program.steps.size();
     for (bool changed = true; changed;) {
         changed = false;
         for (Operator* op : std::vector<Operator*>(in.begin(), in.end()))
-            for (const auto& [v, spec] : ops.at(op)) {
+            for (const auto& [v, spec] : forms.at(op).operands()) {
+                if (!spec.empty()) continue;
                 Operator* p = v->producer();
-                if (!spec.empty() || !p || in.count(p) || g.is_output(v)) continue;
-                auto pin = operands(g, reg, *p);
-                if (!pin || steps + step_count(*p) > static_cast<std::size_t>(cpu::kFusedMaxSteps)) continue;
+                if (!p || in.count(p) || g.is_output(v)) continue;
+                auto pf = form(g, reg, *p);
+                if (!pf || steps + pf->program.steps.size() > static_cast<std::size_t>(graft_rt::kFusedMaxSteps)) continue;
                 bool ok = true;
                 for (Operator* c : g.consumers(v)) {
                     ok = ok && in.count(c);
                     if (ok)
-                        for (const auto& [cv, cs] : ops.at(c)) ok = ok && (cv != v || cs.empty());
+                        for (const auto& [cv, cs] : forms.at(c).operands()) ok = ok && (cv != v || cs.empty());
                 }
                 if (!ok) continue;
-                ops[p] = std::move(*pin);
+                steps += pf->program.steps.size();
+                forms.emplace(p, std::move(*pf));
                 in.insert(p);
-                steps += step_count(*p);
                 changed = true;
             }
     }
@@ -251,21 +183,22 @@ bool run(Graph& g, const Registry& reg) {
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         Operator* root = *it;
         if (gone.count(root)) continue;
-        auto rin = operands(g, reg, *root);
-        if (!rin) continue;
-        std::map<Operator*, std::vector<Operand>> ops{{root, *rin}};
-        auto group = grow(g, reg, root, ops);
+        auto rf = form(g, reg, *root);
+        if (!rf) continue;
+        std::map<Operator*, Form> forms;
+        forms.emplace(root, std::move(*rf));
+        auto group = grow(g, reg, root, forms);
         if (group.size() < 2) continue;
         if (std::any_of(group.begin(), group.end(), [&](const Operator* op) { return !index.count(op); })) continue;
         std::sort(group.begin(), group.end(), [&](auto* a, auto* b) { return index.at(a) < index.at(b); });
 
-        // the program, ops in topological order; a BatchNormalization adds its scale and shift
-        // constants, so check everything that could refuse the group first
+        // the program, ops in topological order; a form may add constants (BatchNormalization's
+        // scale and shift), which a refused group drops again
         std::map<const Variable*, Ref> internal;
         Builder b(g, internal);
-        for (Operator* op : group) internal[op->output("y")] = b.add(*op, ops.at(op));
+        for (Operator* op : group) internal[op->output("y")] = b.add(forms.at(op));
         const auto refuse = [&] { g.remove_unused_variables(); };  // drops constants made for nothing
-        if (b.inputs().size() > static_cast<std::size_t>(cpu::kFusedMaxInputs)) {
+        if (b.inputs().size() > static_cast<std::size_t>(graft_rt::kFusedMaxInputs)) {
             refuse();
             continue;
         }
@@ -292,8 +225,8 @@ bool run(Graph& g, const Registry& reg) {
         Variable* y = root->output("y");
         const std::string name = root->name(), layer = root->layer();
         try {
-            const Operator probe(fz::kType, name, inputs, fz::encode(program));
-            auto types = reg.op(fz::kType).infer(probe);
+            const Operator probe(ops::kFusedElementwise, name, inputs, fz::encode(program));
+            auto types = reg.op(ops::kFusedElementwise).infer(probe);
             if (types.size() != 1 || types[0].second.order != y->order() || types[0].second.shape != y->shape()) throw ShapeError("type");
         } catch (const Error&) {
             refuse();
@@ -303,7 +236,7 @@ bool run(Graph& g, const Registry& reg) {
             gone.insert(op);
             g.remove_op(op);
         }
-        g.add_op(fz::kType, name, std::move(inputs), {{"y", y}}, fz::encode(program))->set_layer(layer);
+        g.add_op(ops::kFusedElementwise, name, std::move(inputs), {{"y", y}}, fz::encode(program))->set_layer(layer);
         changed = true;
     }
     if (changed) g.remove_unused_variables();

@@ -5,6 +5,7 @@
 // moves the ReLU after the Add into P's epilogue, so the block's tail is one pass over memory.
 #include <algorithm>
 
+#include "ops/elementwise/elementwise.hpp"
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -29,7 +30,7 @@ Operator* fusable(const Graph& g, const Registry& reg, const Operator& add, Vari
 bool run(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* add : g.topological_order()) {
-        if (add->type() != "Merge" || add->attr_or<std::string>("op", "") != "add" || add->inputs().size() != 2) continue;
+        if (add->type() != ops::kMerge || add->attr_or<std::string>("op", "") != "add" || add->inputs().size() != 2) continue;
         Variable* a = add->inputs()[0].second;
         Variable* b = add->inputs()[1].second;
         // Prefer the later producer, so the residual (usually the block's shortcut) is ready early.

@@ -1,7 +1,6 @@
-// Rule remove_noops: inference no-ops go: an op with one input and one output of the same type
-// whose schema says it computes y = x for its attributes (OpSchema::is_noop: a Reshape that keeps
-// order and shape, a Transpose to the order its input already has), Identity (Dropout and noise
-// layers), a linear Activation and a Merge of one input (except subtract, which needs two).
+// Rule remove_noops: inference no-ops go: ops whose schema says they compute y = x for their
+// attributes (OpSchema::is_noop: Identity, a linear Activation, a Merge of one input, a Reshape
+// that keeps order and shape, a Transpose to the order its input already has).
 #include "optimize/rules.hpp"
 
 namespace graft::optimize::rules {
@@ -16,11 +15,7 @@ bool is_noop(const Operator& op, const Registry& reg) {
     const Variable& x = *op.inputs().front().second;
     const Variable& y = *op.outputs().front().second;
     if (!same_type(x, y)) return false;
-    const OpSchema* schema = reg.find_op(t);
-    if (schema && schema->is_noop && schema->is_noop(op)) return true;
-    if (t == "Identity") return true;
-    if (t == "Activation") return op.attr_or<std::string>("activation", "") == "linear";
-    if (t == "Merge") return op.attr_or<std::string>("op", "") != "sub";
+    if (const OpSchema* s = reg.find_op(t); s && s->is_noop && s->is_noop(op)) return true;
     return false;
 }
 

@@ -65,6 +65,11 @@ inline Operator* rebuild(Graph& g, Operator* op, NamedVars inputs, Attributes at
     return n;
 }
 
+/// The producer P of `act`'s input when fuse_activation moves `act` into P's epilogue: `act` is
+/// an Activation, P's schema takes one (activation_epilogue), P has none yet and P's output is
+/// read by `act` alone. Null otherwise.
+Operator* epilogue_producer(const Graph& g, const Registry& reg, const Operator& act);
+
 inline const ConstantVariable* as_constant(const Variable* v) {
     return v && v->is_constant() ? static_cast<const ConstantVariable*>(v) : nullptr;
 }

@@ -70,7 +70,7 @@ TEST_CASE("cpp backend: a fused elementwise chain with broadcasts matches a naiv
     CHECK(info.ops == 1);
     const auto src = graft_test::read_text(tmp / "fused.cpp");
     CHECK(src.find("FusedElementwise") != std::string::npos);
-    CHECK(src.find("graft_rt::broadcast_block(") != std::string::npos);
+    CHECK(src.find("graft_rt::fused_elementwise(") != std::string::npos);
 
     std::vector<std::string> files;
     for (std::size_t i = 0; i < in.size(); ++i) {

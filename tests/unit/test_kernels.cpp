@@ -12,6 +12,8 @@
 
 #include "cpu/kernels.hpp"
 #include "graft_rt/shape.hpp"
+#include "graft_rt/elementwise.hpp"
+#include "graft_rt/softmax.hpp"
 
 using namespace graft::cpu;
 using i64 = std::int64_t;
@@ -434,10 +436,10 @@ TEST_CASE("channel_affine: channels last and channels first, in place", "[kernel
                         ref[k] = static_cast<double>(x[k]) * (scp ? scp[c] : 1.0) + (shp ? shp[c] : 0.0);
                     }
             fvec y(x.size());
-            channel_affine(x.data(), scp, shp, y.data(), s.outer, s.ch, s.inner);
+            graft_rt::channel_affine(x.data(), scp, shp, y.data(), s.outer, s.ch, s.inner);
             check_close(y, ref, 1e-6);
             fvec z = x;
-            channel_affine(z.data(), scp, shp, z.data(), s.outer, s.ch, s.inner);
+            graft_rt::channel_affine(z.data(), scp, shp, z.data(), s.outer, s.ch, s.inner);
             check_close(z, ref, 1e-6, "in place");
         }
     }
@@ -445,9 +447,10 @@ TEST_CASE("channel_affine: channels last and channels first, in place", "[kernel
 
 TEST_CASE("merge: all kinds, 1..4 inputs, aliasing xs[0]", "[kernels][elementwise]") {
     const i64 size = 37;
-    for (Merge kind : {Merge::add, Merge::sub, Merge::mul, Merge::avg, Merge::max, Merge::min}) {
+    using graft_rt::MergeOp;
+    for (MergeOp kind : {MergeOp::add, MergeOp::sub, MergeOp::mul, MergeOp::avg, MergeOp::max, MergeOp::min}) {
         for (int n = 1; n <= 4; ++n) {
-            if (kind == Merge::sub && n != 2) continue;
+            if (kind == MergeOp::sub && n != 2) continue;
             std::vector<fvec> in;
             for (int k = 0; k < n; ++k) in.push_back(rand_vec(size));
             dvec ref(size);
@@ -456,21 +459,21 @@ TEST_CASE("merge: all kinds, 1..4 inputs, aliasing xs[0]", "[kernels][elementwis
                 for (int k = 1; k < n; ++k) {
                     const double v = in[k][i];
                     switch (kind) {
-                        case Merge::add: case Merge::avg: acc += v; break;
-                        case Merge::sub: acc -= v; break;
-                        case Merge::mul: acc *= v; break;
-                        case Merge::max: acc = std::max(acc, v); break;
-                        case Merge::min: acc = std::min(acc, v); break;
+                        case MergeOp::add: case MergeOp::avg: acc += v; break;
+                        case MergeOp::sub: acc -= v; break;
+                        case MergeOp::mul: acc *= v; break;
+                        case MergeOp::max: acc = std::max(acc, v); break;
+                        case MergeOp::min: acc = std::min(acc, v); break;
                     }
                 }
-                ref[i] = kind == Merge::avg ? acc / n : acc;
+                ref[i] = kind == MergeOp::avg ? acc / n : acc;
             }
             std::vector<const float*> ptrs;
             for (auto& v : in) ptrs.push_back(v.data());
             fvec y(size);
-            merge(kind, ptrs.data(), n, y.data(), size);
+            graft_rt::merge(kind, ptrs.data(), n, y.data(), size);
             check_close(y, ref, 1e-6, "merge");
-            merge(kind, ptrs.data(), n, in[0].data(), size);  // y aliases xs[0]
+            graft_rt::merge(kind, ptrs.data(), n, in[0].data(), size);  // y aliases xs[0]
             check_close(in[0], ref, 1e-6, "merge in place");
         }
     }
@@ -493,9 +496,9 @@ TEST_CASE("softmax: contiguous and strided, stable, in place", "[kernels][elemen
                 }
             }
         fvec y(x.size());
-        softmax(x.data(), y.data(), s.outer, s.len, s.inner);
+        graft_rt::softmax(x.data(), y.data(), s.outer, s.len, s.inner);
         check_close(y, ref, 1e-6);
-        softmax(x.data(), x.data(), s.outer, s.len, s.inner);
+        graft_rt::softmax(x.data(), x.data(), s.outer, s.len, s.inner);
         CHECK(x == y);
     }
 }

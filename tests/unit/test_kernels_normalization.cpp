@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/elementwise.hpp"
 
 using namespace graft::cpu;
 
@@ -113,7 +114,7 @@ TEST_CASE("l2_normalize and prelu", "[kernels][normalization]") {
 
     auto a = randv(K, -0.5, 0.5);
     for (i64 i = 0; i < M * K; ++i) ref[i] = x[i] < 0 ? a[i % K] * double(x[i]) : x[i];
-    prelu(x.data(), a.data(), y.data(), M, K);
+    graft_rt::prelu(x.data(), a.data(), y.data(), M, K);
     close(y, ref, 1e-6);
 }
 

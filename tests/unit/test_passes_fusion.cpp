@@ -1,8 +1,9 @@
 // Rule fuse_elementwise and the FusedElementwise op: chains, trees and DAGs of elementwise ops
 // fuse into one op whose outputs equal the unfused graph's (native backend, 1e-5); the rule does
 // not fire where an intermediate value is needed elsewhere, nor on an Activation that belongs in
-// an epilogue; the block kernel against a naive loop (broadcasts, block edges, threads, in place);
-// malformed programs are refused; a fused graph round-trips through the descriptor byte for byte.
+// an epilogue; the block kernel and graft_rt's reference against a naive loop (broadcasts, block
+// edges, threads, in place); malformed programs are refused; a fused graph round-trips through
+// the descriptor byte for byte.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -217,15 +218,16 @@ TEST_CASE("fusion: the block kernel against a naive loop", "[passes][fusion][ker
                                        std::pair<std::int64_t, std::int64_t>{64, 1});
     INFO("len " << len << ", inner " << inner);
     FusedProgram p;
-    p.inputs = {{false}, {false}, {true, len, inner}};
-    p.steps.resize(5);
-    p.steps[0] = {FusedCode::add, 0, 2};
-    p.steps[1] = {FusedCode::act, 3, -1, ActParams{Act::relu}};
-    p.steps[2] = {FusedCode::mul, 4, 1};
-    p.steps[3] = {FusedCode::act, 5, -1, ActParams{Act::tanh}};
-    p.steps[4] = {FusedCode::div, 0, -1, {}, 2.f};
-    p.steps.push_back({FusedCode::sub, 6, 7});
-    REQUIRE(fused_allocate(p) <= kFusedMaxBuffers);
+    p.add_input({false});
+    p.add_input({false});
+    p.add_input({true, len, inner});
+    p.add_step({FusedCode::add, 0, 2});
+    p.add_step({FusedCode::act, 3, -1, ActParams{Act::relu}});
+    p.add_step({FusedCode::mul, 4, 1});
+    p.add_step({FusedCode::act, 5, -1, ActParams{Act::tanh}});
+    p.add_step({FusedCode::div, 0, -1, {}, 2.f});
+    p.add_step({FusedCode::sub, 6, 7});
+    REQUIRE(graft_rt::fused_allocate(p) <= kFusedMaxBuffers);
     CHECK(p.buffers <= 3);  // the bias block plus two values at a time
     for (std::int64_t n : {1, 511, 512, 513, 1000, 70000}) {
         INFO("n = " << n);
@@ -252,6 +254,12 @@ TEST_CASE("fusion: the block kernel against a naive loop", "[passes][fusion][ker
             CHECK(worst <= 1e-5);
         }
         cpu::gemm::set_isa(was);
+        std::vector<float> y = x0;  // the reference evaluation (generated code runs it), in place
+        const float* xs[] = {y.data(), x1.data(), b.data()};
+        graft_rt::fused_elementwise(p, xs, y.data(), 0, n);
+        double worst = 0;
+        for (std::size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::fabs(y[i] - want[i]));
+        CHECK(worst <= 1e-5);
     }
 }
 

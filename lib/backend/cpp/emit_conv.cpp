@@ -56,7 +56,7 @@ void emit_conv(EmitContext& ctx, bool one_d) {
     ctx.line("graft_rt::conv2d_nhwc({}, {}, {}, {}, p, {}, {});", ctx.input("x"), wp, input_or_null(ctx, "b"), ctx.output("y"),
              act, work);
     if (!residual) return;
-    use(ctx, "merge");
+    use(ctx, "elementwise");
     ctx.constant_i64("n_out", y.numel(), "output elements");
     ctx.comment("residual r (fused Add), then the activation");
     ctx.line("graft_rt::merge2(graft_rt::MergeOp::add, {}, {}, {}, n_out);", ctx.output("y"), ctx.input("r"), ctx.output("y"));

@@ -1,5 +1,5 @@
-// C++ emitters: LayerNorm, GroupNorm, L2Normalize, Affine and PReLU. Each op asks for its
-// reduced or parameter axes last (lib/ops/layer_norm.cpp), so the kernels see rows.
+// C++ emitters: LayerNorm, GroupNorm and L2Normalize. Each op asks for its reduced axes last
+// (lib/ops/layer_norm.cpp), so the kernels see rows.
 #include "ops/emit_util.hpp"
 #include "ops/legacy_families.hpp"
 
@@ -59,31 +59,12 @@ void emit_l2_normalize(EmitContext& ctx) {
     ctx.line("graft_rt::l2_normalize({}, {}, M, K, eps);", ctx.input("x"), ctx.output("y"));
 }
 
-void emit_affine(EmitContext& ctx) {
-    const Operator& op = ctx.op();
-    use(ctx, "channel_affine");
-    emit_rows(ctx, size_over(op, "axes"), "parameters over axes " + axes_text(op, "axes"));
-    ctx.line("graft_rt::channel_affine({}, {}, {}, {}, M, K, 1);", ctx.input("x"), ctx.input("scale"), ctx.input("shift"),
-             ctx.output("y"));
-}
-
-void emit_prelu(EmitContext& ctx) {
-    const Operator& op = ctx.op();
-    const i64 K = op.input("alpha")->numel();
-    use(ctx, "prelu");
-    ctx.constant_i64("N", K ? op.input("x")->numel() / K : 0, "batch");
-    ctx.constant_i64("K", K, "one alpha each");
-    ctx.line("graft_rt::prelu({}, {}, {}, N, K);", ctx.input("x"), ctx.input("alpha"), ctx.output("y"));
-}
-
 }  // namespace
 
 void register_norm_emitters(Registry& r) {
     r.add_generator<cpp::Backend>("LayerNorm", emit_layer_norm);
     r.add_generator<cpp::Backend>("GroupNorm", emit_group_norm);
     r.add_generator<cpp::Backend>("L2Normalize", emit_l2_normalize);
-    r.add_generator<cpp::Backend>("Affine", emit_affine);
-    r.add_generator<cpp::Backend>("PReLU", emit_prelu);
 }
 
 }  // namespace graft::cpp

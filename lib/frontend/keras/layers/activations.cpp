@@ -4,6 +4,9 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/activation/activation.hpp"
+#include "ops/affine/affine.hpp"
+#include "ops/elementwise/elementwise.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -18,7 +21,7 @@ void act(LayerContext& ctx, const std::string& fn, double alpha, double max_valu
     a.set("alpha", alpha);
     a.set("max_value", max_value);
     a.set("threshold", threshold);
-    set_output(ctx, ctx.op("Activation", {{"x", x.var}}, std::move(a))->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kActivation, {{"x", x.var}}, std::move(a))->output("y"), x.logical);
 }
 
 void relu(LayerContext& ctx) {
@@ -39,7 +42,7 @@ void softmax(LayerContext& ctx) {
     if (axes.size() == 1) {
         Attributes a;
         a.set("axis", keras_axis(ctx, x, axes[0]));
-        set_output(ctx, ctx.op("Softmax", {{"x", x.var}}, std::move(a))->output("y"), x.logical);
+        set_output(ctx, ctx.op(ops::kSoftmax, {{"x", x.var}}, std::move(a))->output("y"), x.logical);
         return;
     }
     // Several axes (Keras 3: exp(x - logsumexp over them)): view those axes, moved last, as one
@@ -72,7 +75,7 @@ void softmax(LayerContext& ctx) {
     Variable* v = ctx.op(ops::kReshape, {{"x", x.var}}, std::move(r1), "merge_axes")->output("y");
     Attributes sa;
     sa.set("axis", K);
-    v = ctx.op("Softmax", {{"x", v}}, std::move(sa))->output("y");
+    v = ctx.op(ops::kSoftmax, {{"x", v}}, std::move(sa))->output("y");
     Attributes r2;
     r2.set("in_order", Order(merged));
     r2.set("out_order", Order(grouped));
@@ -116,7 +119,7 @@ void prelu(LayerContext& ctx) {
     Attributes a;
     a.set("batch_axis", x.logical[0]);
     NamedVars ins{{"x", x.var}, {"alpha", ctx.constant(ctx.layer_name() + "/alpha", Order(axes), full, std::move(alpha))}};
-    set_output(ctx, ctx.op("PReLU", std::move(ins), std::move(a))->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kPReLU, std::move(ins), std::move(a))->output("y"), x.logical);
 }
 
 }  // namespace

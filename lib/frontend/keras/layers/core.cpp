@@ -1,6 +1,8 @@
 // Core Keras layers: Dense, Activation, inference no-ops (Dropout, noise), Flatten, Reshape,
 // Permute; and the activation helpers every family uses.
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/activation/activation.hpp"
+#include "ops/elementwise/elementwise.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -21,7 +23,7 @@ Value apply_activation(LayerContext& ctx, const Value& v, const std::string& ker
     Attributes a;
     if (fn == "softmax") {
         a.set("axis", v.logical.back());
-        return Value{ctx.op("Softmax", {{"x", v.var}}, std::move(a), "softmax")->output("y"), v.logical};
+        return Value{ctx.op(ops::kSoftmax, {{"x", v.var}}, std::move(a), "softmax")->output("y"), v.logical};
     }
     if (fn == "relu6") {
         a.set("activation", "relu_general");
@@ -32,7 +34,7 @@ Value apply_activation(LayerContext& ctx, const Value& v, const std::string& ker
     } else {
         a.set("activation", fn);
     }
-    return Value{ctx.op("Activation", {{"x", v.var}}, std::move(a), fn)->output("y"), v.logical};
+    return Value{ctx.op(ops::kActivation, {{"x", v.var}}, std::move(a), fn)->output("y"), v.logical};
 }
 
 Order positional_order(std::size_t rank) {
@@ -96,7 +98,7 @@ void activation(LayerContext& ctx) {
 void identity(LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
     const Value& x = ctx.input(0);
-    set_output(ctx, ctx.op("Identity", {{"x", x.var}})->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kIdentity, {{"x", x.var}})->output("y"), x.logical);
 }
 
 Value reshape(LayerContext& ctx, const Value& x, const Order& in_order, Shape target) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/elementwise/elementwise.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -22,7 +23,7 @@ void merge(LayerContext& ctx, const char* op) {
     ctx.expect_inputs(std::string(op) == "sub" ? 2 : 1, std::string(op) == "sub" ? 2 : 64);
     Attributes a;
     a.set("op", op);
-    set_output(ctx, ctx.op("Merge", aligned_inputs(ctx), std::move(a))->output("y"), ctx.input(0).logical);
+    set_output(ctx, ctx.op(ops::kMerge, aligned_inputs(ctx), std::move(a))->output("y"), ctx.input(0).logical);
 }
 
 void concatenate(LayerContext& ctx) {

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/affine/affine.hpp"
 
 namespace graft::keras {
 
@@ -62,7 +63,7 @@ Value affine(LayerContext& ctx, const Value& x, const std::vector<Axis>& axes, s
     NamedVars ins{{"x", x.var},
                   {"scale", ctx.constant(ctx.layer_name() + "/scale", o, shape, std::move(scale))},
                   {"shift", ctx.constant(ctx.layer_name() + "/shift", o, shape, std::move(shift))}};
-    return Value{ctx.op("Affine", std::move(ins), std::move(at))->output("y"), x.logical};
+    return Value{ctx.op(ops::kAffine, std::move(ins), std::move(at))->output("y"), x.logical};
 }
 
 std::vector<std::string> names_of(const std::vector<Axis>& axes) {
@@ -90,7 +91,7 @@ void batch_norm(LayerContext& ctx) {
         Attributes a;
         a.set("axis", axes[0]);
         a.set("epsilon", c.get_float("epsilon", 1e-3));
-        set_output(ctx, ctx.op("BatchNormalization", std::move(ins), std::move(a))->output("y"), x.logical);
+        set_output(ctx, ctx.op(ops::kBatchNormalization, std::move(ins), std::move(a))->output("y"), x.logical);
         return;
     }
     // Several axes: parameters over those axes (Keras keeps them at the input's rank with 1

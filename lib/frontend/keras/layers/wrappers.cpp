@@ -8,6 +8,7 @@
 #include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/elementwise/elementwise.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -113,7 +114,7 @@ void bidirectional(LayerContext& ctx) {
             op = ctx.op(ops::kConcat, {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
         } else {
             a.set("op", mode == "sum" ? "add" : mode == "mul" ? "mul" : "avg");
-            op = ctx.op("Merge", {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
+            op = ctx.op(ops::kMerge, {{"x0", yf[0].var}, {"x1", back.var}}, std::move(a));
         }
         outs = {Value{op->output("y"), yf[0].logical}};
     }

@@ -1,17 +1,20 @@
-// FusedElementwise (see fused_elementwise.hpp): the program's encoding, its checks, the op schema
-// and the native generator (lib/cpu/fused.cpp evaluates the program block by
-// block; large tensors are split over the session's thread pool).
-#include "ops/fused_elementwise.hpp"
+// FusedElementwise (see fused.hpp): the program's encoding, its checks, the op schema, the native
+// generator (lib/cpu/fused.cpp evaluates the program block by block; large tensors are split over
+// the session's thread pool) and the C++ emitter (the program as a constant for
+// graft_rt::fused_elementwise).
+#include "ops/fused/fused.hpp"
 
 #include <algorithm>
 
+#include "cpu/fused.hpp"
 #include "cpu/threadpool.hpp"
-#include "ops/legacy_families.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops::fused {
 
-namespace kern = cpu;
+namespace kern = graft_rt;
 
 namespace {
 
@@ -31,7 +34,7 @@ const kern::FusedCode* find_code(const std::string& c) {
 
 bool is_binary(kern::FusedCode c) { return c != kern::FusedCode::div && c != kern::FusedCode::act; }
 
-[[noreturn]] void bad(const Operator& op, const std::string& msg) { throw GraphError(op.describe() + ": " + msg); }
+[[noreturn]] void bad(const std::string& owner, const std::string& msg) { throw GraphError(owner + ": " + msg); }
 
 /// The axes of a broadcast spec ("A,B"); empty for "*".
 std::vector<Axis> spec_axes(const std::string& spec) {
@@ -78,6 +81,59 @@ kern::ActParams act_of(const Operator& op, const Step& s) {
     a.set("threshold", s.params[2]);
     const Operator probe(op.type(), op.name(), {}, std::move(a));
     return act_params(probe, s.fn);
+}
+
+/// Block buffers the kernels need for `p` (decoded: within the limits on inputs and steps).
+int buffers_needed(const Program& p) {
+    kern::FusedProgram k;
+    for (const auto& b : p.bcast) {
+        kern::FusedOperand o;
+        o.broadcast = !b.empty();
+        k.add_input(o);
+    }
+    for (const auto& s : p.steps) {
+        kern::FusedStep st;
+        st.a = static_cast<int>(s.a);
+        st.b = static_cast<int>(s.b);
+        k.add_step(st);
+    }
+    return kern::fused_allocate(k);
+}
+
+/// The kernel program of a FusedElementwise op with concrete shapes (broadcast geometry resolved
+/// against y's order, activation parameters, buffers allocated). ShapeError / UnsupportedError.
+kern::FusedProgram compile(const Operator& op) {
+    const Program p = decode(op);
+    const Variable& y = *op.output("y");
+    const auto& ins = op.inputs();
+    if (ins.size() != p.bcast.size()) shape_fail(op, "the inputs do not match attribute bcast");
+    kern::FusedProgram k;
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+        kern::FusedOperand o;
+        const Variable& v = *ins[i].second;
+        if (p.bcast[i].empty()) {
+            if (v.numel() != y.numel()) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not match y " + y.describe());
+        } else {
+            const Geometry g = geometry(op, ins[i].first, p.bcast[i], y.order(), y.shape());
+            if (v.numel() != g.len || g.inner == kDynamic) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not fit bcast '" + p.bcast[i] + "'");
+            o.broadcast = true;
+            o.len = g.len;
+            o.inner = g.inner;
+        }
+        k.add_input(o);
+    }
+    for (const Step& s : p.steps) {
+        kern::FusedStep st;
+        st.code = *find_code(s.code);
+        st.a = static_cast<int>(s.a);
+        st.b = static_cast<int>(s.b);
+        if (st.code == kern::FusedCode::act) st.act = act_of(op, s);
+        st.scalar = static_cast<float>(s.params[0]);
+        k.add_step(st);
+    }
+    if (kern::fused_allocate(k) > kern::kFusedMaxBuffers)
+        throw UnsupportedError(op.describe() + ": the program needs more than " + std::to_string(kern::kFusedMaxBuffers) + " block buffers");
+    return k;
 }
 
 Outputs infer(const Operator& op) {
@@ -135,7 +191,7 @@ public:
         const int threads = cpu::pool_size(c.pool);
         constexpr i64 kParallelMin = i64{1} << 15;  // below this, one thread is faster
         if (threads <= 1 || n_ < kParallelMin) {
-            kern::fused_eval(p_, j.xs, j.y, 0, n_);
+            cpu::fused_eval(p_, j.xs, j.y, 0, n_);
             return;
         }
         const i64 blocks = (n_ + kern::kFusedBlock - 1) / kern::kFusedBlock;
@@ -143,7 +199,7 @@ public:
         j.chunk = (blocks + tasks - 1) / tasks * kern::kFusedBlock;
         const Job* jp = &j;  // one pointer: the std::function keeps it without allocating
         cpu::parallel_for(c.pool, (n_ + j.chunk - 1) / j.chunk, [jp](i64 t) {
-            kern::fused_eval(*jp->p, jp->xs, jp->y, t * jp->chunk, std::min(jp->n, (t + 1) * jp->chunk));
+            cpu::fused_eval(*jp->p, jp->xs, jp->y, t * jp->chunk, std::min(jp->n, (t + 1) * jp->chunk));
         });
     }
 
@@ -168,6 +224,47 @@ std::unique_ptr<native::Kernel> build(native::BuildContext& b) {
     return std::make_unique<FusedKernel>(std::move(p), std::move(xs), b.out("y"), op.output("y")->numel());
 }
 
+const char* code_name(kern::FusedCode c) {
+    for (const auto& [n, k] : kCodes)
+        if (k == c) return n;
+    return "?";
+}
+
+/// The program as a constant of the generated code, evaluated by graft_rt::fused_elementwise
+/// (the native kernel's evaluation order and block buffers).
+void emit(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const kern::FusedProgram p = compile(op);
+    const auto bcast = op.attr<std::vector<std::string>>("bcast");
+    std::string xs;
+    for (const auto& [port, v] : op.inputs()) xs += (xs.empty() ? "" : ", ") + ctx.input(port);
+    cpp::use(ctx, "fused");
+    ctx.comment("y may be x0's memory (in place): every block reads its inputs before the last step writes y");
+    ctx.constant_i64("n", op.output("y")->numel(), "elements");
+    ctx.line("static constexpr graft_rt::FusedProgram p = {{");
+    ctx.line("    {}, {}, {},  // inputs, steps, block buffers", p.n_inputs, p.n_steps, p.buffers);
+    for (int i = 0; i < p.n_inputs; ++i) {
+        const auto& in = p.inputs[i];
+        ctx.line("    {}{{{}, {}, {}, {}}}{}  // {}{}", i == 0 ? "{" : " ", cpp::lit(in.broadcast), in.len, in.inner, in.buffer,
+                 i + 1 == p.n_inputs ? "}," : ",", op.inputs()[static_cast<std::size_t>(i)].first,
+                 in.broadcast ? ": bcast " + bcast[static_cast<std::size_t>(i)] : std::string());
+    }
+    for (int s = 0; s < p.n_steps; ++s) {
+        const auto& st = p.steps[s];
+        ctx.line("    {}{{graft_rt::FusedCode::{}, {}, {}, {}, {}, {}}}{}  // step {}: value {}", s == 0 ? "{" : " ", code_name(st.code), st.a,
+                 st.b, cpp::act_literal(ctx, st.act), cpp::lit(st.scalar), st.buffer, s + 1 == p.n_steps ? "}};" : ",",
+                 s, p.n_inputs + s);
+    }
+    ctx.line("const float* const xs[] = {{{}}};", xs);
+    ctx.line("graft_rt::fused_elementwise(p, xs, {}, 0, n);", ctx.output("y"));
+}
+
+std::optional<ElementwiseProgram> itself(const Operator& op) {
+    std::vector<ElementwiseProgram::Input> ins;
+    for (const auto& [port, v] : op.inputs()) ins.push_back({v, nullptr, ""});
+    return ElementwiseProgram{std::move(ins), op.attrs()};
+}
+
 }  // namespace
 
 Attributes encode(const Program& p) {
@@ -190,20 +287,20 @@ Attributes encode(const Program& p) {
     return a;
 }
 
-Program decode(const Operator& op) {
+Program decode(const Attributes& a, const std::string& owner) {
     Program p;
-    p.bcast = op.attr<std::vector<std::string>>("bcast");
-    const auto steps = op.attr<std::vector<std::string>>("steps");
-    const auto args = op.attr<std::vector<std::int64_t>>("args");
-    const auto fns = op.attr<std::vector<std::string>>("fns");
-    const auto params = op.attr<std::vector<double>>("params");
+    p.bcast = a.get<std::vector<std::string>>("bcast", owner);
+    const auto steps = a.get<std::vector<std::string>>("steps", owner);
+    const auto args = a.get<std::vector<std::int64_t>>("args", owner);
+    const auto fns = a.get<std::vector<std::string>>("fns", owner);
+    const auto params = a.get<std::vector<double>>("params", owner);
     const std::size_t n = steps.size();
     if (n == 0 || n > static_cast<std::size_t>(kern::kFusedMaxSteps))
-        bad(op, std::to_string(n) + " steps (expected 1 to " + std::to_string(kern::kFusedMaxSteps) + ")");
+        bad(owner, std::to_string(n) + " steps (expected 1 to " + std::to_string(kern::kFusedMaxSteps) + ")");
     if (p.bcast.empty() || p.bcast.size() > static_cast<std::size_t>(kern::kFusedMaxInputs))
-        bad(op, std::to_string(p.bcast.size()) + " inputs in bcast (expected 1 to " + std::to_string(kern::kFusedMaxInputs) + ")");
+        bad(owner, std::to_string(p.bcast.size()) + " inputs in bcast (expected 1 to " + std::to_string(kern::kFusedMaxInputs) + ")");
     if (args.size() != 2 * n || fns.size() != n || params.size() != 3 * n)
-        bad(op, "attributes args, fns and params should hold 2, 1 and 3 entries per step (" + std::to_string(n) + " steps)");
+        bad(owner, "attributes args, fns and params should hold 2, 1 and 3 entries per step (" + std::to_string(n) + " steps)");
     const auto n_in = static_cast<std::int64_t>(p.bcast.size());
     for (std::size_t s = 0; s < n; ++s) {
         Step st;
@@ -213,84 +310,40 @@ Program decode(const Operator& op) {
         st.fn = fns[s];
         st.params = {params[3 * s], params[3 * s + 1], params[3 * s + 2]};
         const kern::FusedCode* code = find_code(st.code);
-        if (!code) bad(op, "step " + std::to_string(s) + ": unknown opcode '" + st.code + "'");
+        if (!code) bad(owner, "step " + std::to_string(s) + ": unknown opcode '" + st.code + "'");
         const std::int64_t limit = n_in + static_cast<std::int64_t>(s);  // inputs and earlier steps
         const std::string where = "step " + std::to_string(s) + " (" + st.code + ")";
-        if (st.a < 0 || st.a >= limit) bad(op, where + ": operand " + std::to_string(st.a) + " is not an input or an earlier step");
+        if (st.a < 0 || st.a >= limit) bad(owner, where + ": operand " + std::to_string(st.a) + " is not an input or an earlier step");
         if (is_binary(*code) ? (st.b < 0 || st.b >= limit) : st.b != -1)
-            bad(op, where + ": second operand " + std::to_string(st.b) + (is_binary(*code) ? " is not an input or an earlier step" : " should be -1"));
+            bad(owner, where + ": second operand " + std::to_string(st.b) + (is_binary(*code) ? " is not an input or an earlier step" : " should be -1"));
         if (*code == kern::FusedCode::act ? !is_known_activation(st.fn) : !st.fn.empty())
-            bad(op, where + ": activation name '" + st.fn + "'" + (*code == kern::FusedCode::act ? " is unknown" : " on a step that is no act"));
+            bad(owner, where + ": activation name '" + st.fn + "'" + (*code == kern::FusedCode::act ? " is unknown" : " on a step that is no act"));
         p.steps.push_back(std::move(st));
     }
     return p;
 }
 
-int buffers_needed(const Program& p) {
-    kern::FusedProgram k;
-    for (const auto& b : p.bcast) {
-        kern::FusedOperand o;
-        o.broadcast = !b.empty();
-        k.inputs.push_back(o);
-    }
-    for (const auto& s : p.steps) {
-        kern::FusedStep st;
-        st.a = static_cast<int>(s.a);
-        st.b = static_cast<int>(s.b);
-        k.steps.push_back(st);
-    }
-    return kern::fused_allocate(k);
-}
-
-kern::FusedProgram compile(const Operator& op) {
-    const Program p = decode(op);
-    const Variable& y = *op.output("y");
-    const auto& ins = op.inputs();
-    if (ins.size() != p.bcast.size()) shape_fail(op, "the inputs do not match attribute bcast");
-    kern::FusedProgram k;
-    for (std::size_t i = 0; i < ins.size(); ++i) {
-        kern::FusedOperand o;
-        const Variable& v = *ins[i].second;
-        if (p.bcast[i].empty()) {
-            if (v.numel() != y.numel()) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not match y " + y.describe());
-        } else {
-            const Geometry g = geometry(op, ins[i].first, p.bcast[i], y.order(), y.shape());
-            if (v.numel() != g.len || g.inner == kDynamic) shape_fail(op, "input '" + ins[i].first + "' " + v.describe() + " does not fit bcast '" + p.bcast[i] + "'");
-            o.broadcast = true;
-            o.len = g.len;
-            o.inner = g.inner;
-        }
-        k.inputs.push_back(o);
-    }
-    for (const Step& s : p.steps) {
-        kern::FusedStep st;
-        st.code = *find_code(s.code);
-        st.a = static_cast<int>(s.a);
-        st.b = static_cast<int>(s.b);
-        if (st.code == kern::FusedCode::act) st.act = act_of(op, s);
-        st.scalar = static_cast<float>(s.params[0]);
-        k.steps.push_back(st);
-    }
-    if (kern::fused_allocate(k) > kern::kFusedMaxBuffers)
-        throw UnsupportedError(op.describe() + ": the program needs more than " + std::to_string(kern::kFusedMaxBuffers) + " block buffers");
-    return k;
+ElementwiseProgram lowering(std::vector<ElementwiseProgram::Input> inputs, const Program& p) {
+    return {std::move(inputs), encode(p)};
 }
 
 }  // namespace graft::ops::fused
 
 namespace graft::ops {
 
-void register_fused_elementwise(Registry& r) {
+void register_fused(Registry& r) {
     OpSchema s;
-    s.type = fused::kType;
+    s.type = kFusedElementwise;
     s.variadic = true;
     s.min_inputs = 1;
     s.infer = fused::infer;
     s.required_order = fused::required_order;
     s.inplace = true;
+    s.elementwise_program = fused::itself;
     s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
     r.add_op(std::move(s));
-    r.add_generator<native::Backend>(fused::kType, fused::build);
+    r.add_generator<native::Backend>(kFusedElementwise, fused::build);
+    r.add_generator<cpp::Backend>(kFusedElementwise, fused::emit);
 }
 
 }  // namespace graft::ops

@@ -18,12 +18,16 @@
 #include <string>
 #include <vector>
 
-#include "cpu/fused.hpp"
 #include "graft/registry.hpp"
+#include "graft_rt/fused.hpp"
+
+namespace graft::ops {
+
+inline constexpr const char* kFusedElementwise = "FusedElementwise";
+
+}  // namespace graft::ops
 
 namespace graft::ops::fused {
-
-inline const char* const kType = "FusedElementwise";
 
 struct Step {
     std::string code;
@@ -39,14 +43,12 @@ struct Program {
 
 /// The attributes of a FusedElementwise op running `p`.
 Attributes encode(const Program& p);
-/// The program of a FusedElementwise op; GraphError naming the op if the attributes are malformed
-/// (wrong counts, unknown opcode, an operand that is not an earlier value), UnsupportedError for
-/// an unknown activation.
-Program decode(const Operator& op);
-/// Block buffers the native kernel needs for `p` (at most kern::kFusedMaxBuffers are allowed).
-int buffers_needed(const Program& p);
-/// The kernel program of a FusedElementwise op with concrete shapes (broadcast geometry resolved
-/// against y's order, activation parameters, buffers allocated). ShapeError / UnsupportedError.
-cpu::FusedProgram compile(const Operator& op);
+/// The program a FusedElementwise op's attributes hold; GraphError naming `owner` if they are
+/// malformed (wrong counts, unknown opcode, an operand that is not an earlier value),
+/// UnsupportedError for an unknown activation.
+Program decode(const Attributes& a, const std::string& owner);
+inline Program decode(const Operator& op) { return decode(op.attrs(), op.describe()); }
+/// An op's ElementwiseProgram (OpSchema::elementwise_program): `p` over `inputs`.
+ElementwiseProgram lowering(std::vector<ElementwiseProgram::Input> inputs, const Program& p);
 
 }  // namespace graft::ops::fused
