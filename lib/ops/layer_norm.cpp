@@ -19,46 +19,6 @@ namespace graft::ops {
 
 namespace {
 
-std::vector<Axis> axes_attr(const Operator& op, const char* key) {
-    std::vector<Axis> out;
-    for (const auto& n : op.attr<std::vector<std::string>>(key)) out.emplace_back(n);
-    return out;
-}
-
-/// x's order with `axes` moved to the end, in the order given.
-Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& axes) {
-    std::vector<Axis> out;
-    for (const auto& a : x.order().axes()) {
-        bool listed = false;
-        for (const auto& b : axes) listed = listed || a == b;
-        if (!listed) out.push_back(a);
-    }
-    for (const auto& a : axes) {
-        if (!x.order().has(a)) shape_fail(op, "input " + x.describe() + " has no axis " + a.name());
-        out.push_back(a);
-    }
-    return Order(std::move(out));
-}
-
-std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes) {
-    std::int64_t k = 1;
-    for (const auto& a : axes) k *= x.size(a);
-    return k;
-}
-
-void expect_params(const Operator& op, std::int64_t k, std::initializer_list<const char*> names) {
-    for (const char* n : names)
-        if (auto* v = op.input_or_null(n); v && v->numel() != k)
-            shape_fail(op, std::string(n) + " " + v->describe() + " should hold " + std::to_string(k) + " values");
-}
-
-/// y has x's type laid out in `o`, the order the op asks x to be in: the result is the same
-/// before and after the optimizer legalizes the input's layout.
-Outputs like_x_in(const Operator& op, const Order& o) {
-    const Variable& x = in(op, "x");
-    return {{"y", {o, x.shape_in(o)}}};
-}
-
 Outputs infer_layer_norm(const Operator& op) {
     const Variable& x = in(op, "x");
     auto axes = axes_attr(op, "axes");

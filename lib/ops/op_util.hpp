@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +43,19 @@ inline Split3 split_at(const Variable& v, const Axis& a) {
     std::size_t i = v.order().index(a);
     return {prod(v.shape(), 0, i), v.shape()[i], prod(v.shape(), i + 1, v.ndim())};
 }
+
+/// The axes named by the string-list attribute `key`.
+std::vector<Axis> axes_attr(const Operator& op, const char* key);
+/// x's order with `axes` moved to the end, in the order given (ShapeError if x lacks one): the
+/// order an op over rows of `axes` asks for.
+Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& axes);
+/// Product of the sizes of `axes` in x.
+std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes);
+/// ShapeError unless each optional input in `names` the op has holds k values.
+void expect_params(const Operator& op, std::int64_t k, std::initializer_list<const char*> names);
+/// Output y with input x's type laid out in `o`, the order the op asks x to be in: the result is
+/// the same before and after the optimizer legalizes the input's layout.
+Outputs like_x_in(const Operator& op, const Order& o);
 
 /// Activation attributes ("activation", "alpha", "max_value", "threshold") as kernel params.
 cpu::ActParams act_params(const Operator& op, const std::string& fn);
