@@ -196,20 +196,9 @@ void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t
                           std::int64_t oh, std::int64_t ow, bool half_pixel);
 
 
-// ---- normalization, activation-with-weights, embedding, masking, attention families
-// (normalization.cpp, embedding.cpp, attention.cpp). Row-major; sizes checked when compiled.
-
-/// Layer normalization of each row of x [M,K]: y = (x - mean) / sqrt(var + eps) * gamma + beta
-/// (biased variance, Keras); gamma / beta [K] or null (1 / 0). x and y may alias.
-void layer_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t M, std::int64_t K, float eps);
-
-/// Group normalization of x [N,S,C] (channels last; C split into `groups` contiguous groups):
-/// statistics per (n, group) over S x C/groups; gamma / beta [C] or null. x and y may alias.
-void group_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t N, std::int64_t S,
-                std::int64_t C, std::int64_t groups, float eps);
-
-/// y = x / sqrt(max(sum x^2, eps)) over each row of x [M,K] (tf.math.l2_normalize). x and y may alias.
-void l2_normalize(const float* x, float* y, std::int64_t M, std::int64_t K, float eps);
+// ---- activation-with-weights, embedding, masking, attention families (normalization.cpp,
+// embedding.cpp, attention.cpp). Row-major; sizes checked when compiled. (Layer / group / L2
+// normalization: the reference kernels, graft_rt/normalization.hpp.)
 
 /// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
 void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);

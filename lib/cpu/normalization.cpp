@@ -1,75 +1,9 @@
-// Layer, group and L2 normalization, PReLU. Statistics accumulate in double: a row of many
-// values with a large mean keeps its variance (Keras computes in float32; the difference is far
-// inside the 1e-5 the tests require).
-#include <algorithm>
-#include <cmath>
-
+// PReLU. (Layer, group and L2 normalization: graft_rt/normalization.hpp.)
 #include "cpu/kernels.hpp"
 
 namespace graft::cpu {
 
 using i64 = std::int64_t;
-
-void layer_norm(const float* x, const float* gamma, const float* beta, float* y, i64 M, i64 K, float eps) {
-    if (K <= 0) return;
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        double mean = 0;
-        for (i64 k = 0; k < K; ++k) mean += xr[k];
-        mean /= static_cast<double>(K);
-        double var = 0;
-        for (i64 k = 0; k < K; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-        var /= static_cast<double>(K);
-        const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-        for (i64 k = 0; k < K; ++k) {
-            double v = (xr[k] - mean) * inv;
-            if (gamma) v *= gamma[k];
-            if (beta) v += beta[k];
-            yr[k] = static_cast<float>(v);
-        }
-    }
-}
-
-void group_norm(const float* x, const float* gamma, const float* beta, float* y, i64 N, i64 S, i64 C, i64 groups,
-                float eps) {
-    if (groups <= 0 || C % groups != 0 || S <= 0) return;
-    const i64 cg = C / groups;
-    const double count = static_cast<double>(S * cg);
-    for (i64 n = 0; n < N; ++n) {
-        const float* xn = x + n * S * C;
-        float* yn = y + n * S * C;
-        for (i64 g = 0; g < groups; ++g) {
-            double mean = 0;
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) mean += xn[s * C + c];
-            mean /= count;
-            double var = 0;
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) var += (xn[s * C + c] - mean) * (xn[s * C + c] - mean);
-            var /= count;
-            const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) {
-                    double v = (xn[s * C + c] - mean) * inv;
-                    if (gamma) v *= gamma[c];
-                    if (beta) v += beta[c];
-                    yn[s * C + c] = static_cast<float>(v);
-                }
-        }
-    }
-}
-
-void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        double ss = 0;
-        for (i64 k = 0; k < K; ++k) ss += static_cast<double>(xr[k]) * xr[k];
-        const double inv = 1.0 / std::sqrt(std::max(ss, static_cast<double>(eps)));
-        for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
-    }
-}
 
 void prelu(const float* x, const float* alpha, float* y, i64 N, i64 K) {
     for (i64 n = 0; n < N; ++n)

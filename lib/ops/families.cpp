@@ -13,6 +13,7 @@ void register_builtin_ops(Registry& r) {
     register_pool(r);
     register_elementwise(r);
     register_normalization(r);
+    register_batch_norm(r);
     register_shape(r);
     register_recurrent(r);
     register_reverse(r);

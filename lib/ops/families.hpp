@@ -10,4 +10,6 @@ namespace graft::ops {
 /// Registers every built-in op family into `r`.
 void register_builtin_ops(Registry& r);
 
+void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize
+
 }  // namespace graft::ops

@@ -21,7 +21,7 @@ void register_linear(Registry& r);
 void register_conv(Registry& r);
 void register_pool(Registry& r);
 void register_elementwise(Registry& r);
-void register_normalization(Registry& r);
+void register_batch_norm(Registry& r);
 void register_shape(Registry& r);
 void register_recurrent(Registry& r);
 void register_reverse(Registry& r);

@@ -55,7 +55,7 @@ std::unique_ptr<native::Kernel> build_bn(native::BuildContext& b) {
 
 }  // namespace
 
-void register_normalization(Registry& r) {
+void register_batch_norm(Registry& r) {
     OpSchema s;
     s.type = "BatchNormalization";
     s.inputs = {"x", "mean", "var", "gamma?", "beta?"};

@@ -1,5 +1,5 @@
-// Normalization, PReLU, embedding, masking, batched product and attention kernels against
-// independent double-precision loops.
+// Normalization, PReLU, embedding, masking, batched product and attention kernels (lib/cpu and
+// graft_rt's reference kernels) against independent double-precision loops.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/normalization.hpp"
 
 using namespace graft::cpu;
 
@@ -62,10 +63,10 @@ TEST_CASE("layer_norm: rows with gamma/beta, without, in place", "[kernels][norm
                     ref[m * K + k] = (x[m * K + k] - mean) / std::sqrt(var + 1e-3) * (gp ? gp[k] : 1.0) + (bp ? bp[k] : 0.0);
             }
             fvec y(x.size());
-            layer_norm(x.data(), gp, bp, y.data(), M, K, 1e-3f);
+            graft_rt::layer_norm(x.data(), gp, bp, y.data(), M, K, 1e-3f);
             close(y, ref);
             fvec inplace = x;
-            layer_norm(inplace.data(), gp, bp, inplace.data(), M, K, 1e-3f);
+            graft_rt::layer_norm(inplace.data(), gp, bp, inplace.data(), M, K, 1e-3f);
             close(inplace, ref);
         }
     }
@@ -92,7 +93,7 @@ TEST_CASE("group_norm: groups of channels over space", "[kernels][normalization]
                     }
             }
         fvec y(x.size());
-        group_norm(x.data(), g.data(), b.data(), y.data(), N, S, C, G, 1e-3f);
+        graft_rt::group_norm(x.data(), g.data(), b.data(), y.data(), N, S, C, G, 1e-3f);
         close(y, ref);
     }
 }
@@ -108,7 +109,7 @@ TEST_CASE("l2_normalize and prelu", "[kernels][normalization]") {
         for (i64 k = 0; k < K; ++k) ref[m * K + k] = x[m * K + k] / std::sqrt(std::max(ss, 1e-12));
     }
     fvec y(x.size());
-    l2_normalize(x.data(), y.data(), M, K, 1e-12f);
+    graft_rt::l2_normalize(x.data(), y.data(), M, K, 1e-12f);
     close(y, ref);
 
     auto a = randv(K, -0.5, 0.5);

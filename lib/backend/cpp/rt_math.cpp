@@ -1,5 +1,5 @@
-// Support sections of the generated code: activations, per-channel affine maps, merges, softmax,
-// normalizations, embedding lookups and Keras masks. The same maths as graft's native kernels
+// Support sections of the generated code: per-channel affine maps, merges, softmax, PReLU,
+// embedding lookups and Keras masks. The same maths as graft's native kernels
 // (lib/cpu), written as standalone C++17.
 #include "backend/cpp/sections.hpp"
 #include "ops/emit_util.hpp"
@@ -71,74 +71,6 @@ inline void softmax(const float* x, float* y, i64 outer, i64 len, i64 inner) {
             for (i64 l = 0; l < len; ++l)
                 for (i64 j = 0; j < nb; ++j) yo[l * inner + i0 + j] *= sum[j];
         }
-    }
-}
-)graft"});
-
-    s.push_back({"layer_norm", {"core"}, R"graft(
-/// Each row of x [M, K]: (x - mean) / sqrt(var + eps) * gamma + beta (biased variance; statistics
-/// in double). gamma / beta may be null. x and y may be the same memory.
-inline void layer_norm(const float* x, const float* gamma, const float* beta, float* y, i64 M, i64 K, float eps) {
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        double mean = 0;
-        for (i64 k = 0; k < K; ++k) mean += xr[k];
-        mean /= static_cast<double>(K);
-        double var = 0;
-        for (i64 k = 0; k < K; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-        var /= static_cast<double>(K);
-        const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-        for (i64 k = 0; k < K; ++k) {
-            double v = (xr[k] - mean) * inv;
-            if (gamma) v *= gamma[k];
-            if (beta) v += beta[k];
-            yr[k] = static_cast<float>(v);
-        }
-    }
-}
-)graft"});
-
-    s.push_back({"group_norm", {"core"}, R"graft(
-/// x [N, S, C], C split into `groups` contiguous groups; statistics per (n, group) over S x C/groups.
-inline void group_norm(const float* x, const float* gamma, const float* beta, float* y, i64 N, i64 S, i64 C, i64 groups,
-                       float eps) {
-    const i64 cg = C / groups;
-    const double count = static_cast<double>(S * cg);
-    for (i64 n = 0; n < N; ++n) {
-        const float* xn = x + n * S * C;
-        float* yn = y + n * S * C;
-        for (i64 g = 0; g < groups; ++g) {
-            double mean = 0, var = 0;
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) mean += xn[s * C + c];
-            mean /= count;
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) var += (xn[s * C + c] - mean) * (xn[s * C + c] - mean);
-            var /= count;
-            const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-            for (i64 s = 0; s < S; ++s)
-                for (i64 c = g * cg; c < (g + 1) * cg; ++c) {
-                    double v = (xn[s * C + c] - mean) * inv;
-                    if (gamma) v *= gamma[c];
-                    if (beta) v += beta[c];
-                    yn[s * C + c] = static_cast<float>(v);
-                }
-        }
-    }
-}
-)graft"});
-
-    s.push_back({"l2_normalize", {"core"}, R"graft(
-/// Each row of x [M, K] divided by sqrt(max(sum x^2, eps)).
-inline void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        double ss = 0;
-        for (i64 k = 0; k < K; ++k) ss += static_cast<double>(xr[k]) * xr[k];
-        const double inv = 1.0 / std::sqrt(std::max(ss, static_cast<double>(eps)));
-        for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
     }
 }
 )graft"});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/normalization/normalization.hpp"
 
 namespace graft::keras {
 
@@ -69,7 +70,7 @@ void dot(LayerContext& ctx) {
             Attributes a;
             a.set("axes", std::vector<std::string>{(v == &x ? ax : ay).name()});
             a.set("epsilon", 1e-12);
-            v->var = ctx.op("L2Normalize", {{"x", v->var}}, std::move(a), v == &x ? "normalize_x" : "normalize_y")->output("y");
+            v->var = ctx.op(ops::kL2Normalize, {{"x", v->var}}, std::move(a), v == &x ? "normalize_x" : "normalize_y")->output("y");
         }
     }
     const std::size_t out_rank = static_cast<std::size_t>(rx + ry - 3);
