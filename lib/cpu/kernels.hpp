@@ -196,24 +196,12 @@ void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t
                           std::int64_t oh, std::int64_t ow, bool half_pixel);
 
 
-// ---- activation-with-weights, embedding, masking, attention families (normalization.cpp,
-// embedding.cpp, attention.cpp). Row-major; sizes checked when compiled. (Layer / group / L2
-// normalization: the reference kernels, graft_rt/normalization.hpp.)
+// ---- activation-with-weights, batched products, attention (normalization.cpp, embedding.cpp,
+// attention.cpp). Row-major; sizes checked when compiled. (Layer / group / L2 normalization,
+// embedding and masks: the reference kernels, graft_rt/normalization.hpp, embedding.hpp.)
 
 /// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
 void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);
-
-/// Embedding lookup: y[m,:] = table[int(idx[m]),:] for idx [M] (float, truncated toward zero like
-/// Keras' cast to int32), table [V,D]. An index that is NaN or outside [0, V) gives a row of zeros:
-/// a kernel cannot raise, and the table is never read out of bounds.
-void embedding(const float* idx, const float* table, float* y, std::int64_t M, std::int64_t V, std::int64_t D);
-
-/// mask[i] = x[i] != 0 ? 1 : 0 (Keras Embedding mask_zero: the mask of the raw inputs).
-void nonzero_mask(const float* x, float* mask, std::int64_t n);
-
-/// Keras Masking over rows of x [M,K]: keep = any(x[m,:] != mask_value); y[m,:] = keep ? x : 0;
-/// mask[m] = keep (mask may be null). x and y may alias.
-void masking(const float* x, float* y, float* mask, std::int64_t M, std::int64_t K, float mask_value);
 
 /// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].
 void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N);

@@ -11,5 +11,6 @@ namespace graft::ops {
 void register_builtin_ops(Registry& r);
 
 void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize
+void register_embedding(Registry& r);      // lib/ops/embedding: Embedding, NonZeroMask, Masking
 
 }  // namespace graft::ops

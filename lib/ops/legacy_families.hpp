@@ -11,7 +11,6 @@ void register_pool_emitters(Registry& r);
 void register_elementwise_emitters(Registry& r);
 void register_shape_emitters(Registry& r);
 void register_norm_emitters(Registry& r);
-void register_embedding_emitters(Registry& r);
 void register_sequence_emitters(Registry& r);
 void register_fused_emitters(Registry& r);
 }  // namespace graft::cpp
@@ -26,7 +25,6 @@ void register_shape(Registry& r);
 void register_recurrent(Registry& r);
 void register_reverse(Registry& r);
 void register_layer_norm(Registry& r);
-void register_embedding(Registry& r);
 void register_attention(Registry& r);
 void register_conv3d(Registry& r);
 void register_conv_transpose(Registry& r);

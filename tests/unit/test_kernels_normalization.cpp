@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/embedding.hpp"
 #include "graft_rt/normalization.hpp"
 
 using namespace graft::cpu;
@@ -129,11 +130,11 @@ TEST_CASE("embedding: lookup, truncation, out-of-range and NaN give zeros", "[ke
         for (i64 d = 0; d < D; ++d) ref.push_back(ok ? table[static_cast<std::size_t>(std::trunc(v) * D + d)] : 0.0);
     }
     fvec y(idx.size() * D, 123.f);
-    embedding(idx.data(), table.data(), y.data(), static_cast<i64>(idx.size()), V, D);
+    graft_rt::embedding(idx.data(), table.data(), y.data(), static_cast<i64>(idx.size()), V, D);
     close(y, ref, 0);
 
     fvec m(idx.size());
-    nonzero_mask(idx.data(), m.data(), static_cast<i64>(idx.size()));
+    graft_rt::nonzero_mask(idx.data(), m.data(), static_cast<i64>(idx.size()));
     for (std::size_t i = 0; i < idx.size(); ++i) CHECK(m[i] == (idx[i] != 0.f ? 1.f : 0.f));
 }
 
@@ -143,7 +144,7 @@ TEST_CASE("masking: rows equal to mask_value are zeroed and masked", "[kernels][
     for (i64 k = 0; k < K; ++k) x[1 * K + k] = 0.5f, x[3 * K + k] = 0.5f;
     x[3 * K + 2] = 0.25f;  // row 3 differs in one feature: kept
     fvec y(x.size()), mask(M);
-    masking(x.data(), y.data(), mask.data(), M, K, 0.5f);
+    graft_rt::masking(x.data(), y.data(), mask.data(), M, K, 0.5f);
     for (i64 m = 0; m < M; ++m) {
         CHECK(mask[m] == (m == 1 ? 0.f : 1.f));
         for (i64 k = 0; k < K; ++k) CHECK(y[m * K + k] == (m == 1 ? 0.f : x[m * K + k]));

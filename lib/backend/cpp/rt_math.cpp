@@ -1,6 +1,5 @@
-// Support sections of the generated code: per-channel affine maps, merges, softmax, PReLU,
-// embedding lookups and Keras masks. The same maths as graft's native kernels
-// (lib/cpu), written as standalone C++17.
+// Support sections of the generated code: per-channel affine maps, merges, softmax and PReLU.
+// The same maths as graft's native kernels (lib/cpu), written as standalone C++17.
 #include "backend/cpp/sections.hpp"
 #include "ops/emit_util.hpp"
 
@@ -86,43 +85,6 @@ inline void prelu(const float* x, const float* alpha, float* y, i64 N, i64 K) {
 }
 )graft"});
 
-    s.push_back({"embedding", {"core"}, R"graft(
-/// y[m, :] = table[int(idx[m]), :] (truncated toward zero, like Keras' cast); an index that is NaN
-/// or outside [0, V) gives a row of zeros, so the table is never read out of bounds.
-inline void embedding(const float* idx, const float* table, float* y, i64 M, i64 V, i64 D) {
-    for (i64 m = 0; m < M; ++m) {
-        const float v = idx[m];
-        if (v > -1.f && v < static_cast<float>(V)) {
-            const i64 i = static_cast<i64>(v);
-            if (i >= 0 && i < V) {
-                std::memcpy(y + m * D, table + i * D, bytes(D));
-                continue;
-            }
-        }
-        std::memset(y + m * D, 0, bytes(D));
-    }
-}
-)graft"});
-
-    s.push_back({"masks", {"core"}, R"graft(
-/// mask[i] = x[i] != 0 (Keras Embedding mask_zero).
-inline void nonzero_mask(const float* x, float* mask, i64 n) {
-    for (i64 i = 0; i < n; ++i) mask[i] = x[i] != 0.f ? 1.f : 0.f;
-}
-
-/// Keras Masking over rows of x [M, K]: a row equal to mask_value everywhere becomes zeros and
-/// gets mask 0. x and y may be the same memory.
-inline void masking(const float* x, float* y, float* mask, i64 M, i64 K, float mask_value) {
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        bool keep = false;
-        for (i64 k = 0; k < K; ++k) keep = keep || xr[k] != mask_value;
-        for (i64 k = 0; k < K; ++k) yr[k] = keep ? xr[k] : 0.f;
-        mask[m] = keep ? 1.f : 0.f;
-    }
-}
-)graft"});
     return s;
 }
 
