@@ -196,30 +196,14 @@ void resize_bilinear_nhwc(const float* x, float* y, std::int64_t n, std::int64_t
                           std::int64_t oh, std::int64_t ow, bool half_pixel);
 
 
-// ---- activation-with-weights, batched products, attention (normalization.cpp, embedding.cpp,
-// attention.cpp). Row-major; sizes checked when compiled. (Layer / group / L2 normalization,
-// embedding and masks: the reference kernels, graft_rt/normalization.hpp, embedding.hpp.)
+// ---- activation-with-weights and batched products (normalization.cpp, embedding.cpp).
+// Row-major; sizes checked when compiled. (Layer / group / L2 normalization, embedding, masks
+// and attention: the reference kernels, graft_rt/normalization.hpp, embedding.hpp, attention.hpp.)
 
 /// PReLU over x [N,K]: y = x < 0 ? alpha[k] * x : x (alpha [K]). x and y may alias.
 void prelu(const float* x, const float* alpha, float* y, std::int64_t N, std::int64_t K);
 
 /// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].
 void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N);
-
-/// Attention over q [B,Tq,H*DK], k [B,Tv,H*DK], v [B,Tv,H*DV] -> y [B,Tq,H*DV] (head h uses
-/// columns h*DK.. of q/k and h*DV.. of v and y). Scores per head:
-///   dot:  s = scale * (q . k)
-///   tanh: s = sum_d a[d] * tanh(scale * (q_d + k_d))   (a [DK] or null = 1; Keras concat / additive)
-/// Positions j that are masked (causal: j > i; vmask [B,Tv] == 0) get s - 1e9 in float, as Keras
-/// subtracts 1e9; then softmax over j, y = weights . v. work: Tv floats.
-enum class Score : int { dot, tanh };
-struct AttentionParams {
-    std::int64_t b, tq, tv, heads, dk, dv;
-    Score score = Score::dot;
-    float scale = 1.f;
-    bool causal = false;
-};
-void attention(const float* q, const float* k, const float* v, const float* a, const float* vmask, float* y,
-               const AttentionParams& p, float* work);
 
 }  // namespace graft::cpu

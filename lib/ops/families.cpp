@@ -20,6 +20,7 @@ void register_builtin_ops(Registry& r) {
     register_layer_norm(r);
     register_embedding(r);
     register_attention(r);
+    register_batch_matmul(r);
     register_conv3d(r);
     register_conv_transpose(r);
     register_depthwise(r);

@@ -12,5 +12,6 @@ void register_builtin_ops(Registry& r);
 
 void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize
 void register_embedding(Registry& r);      // lib/ops/embedding: Embedding, NonZeroMask, Masking
+void register_attention(Registry& r);      // lib/ops/attention: Attention
 
 }  // namespace graft::ops

@@ -25,7 +25,7 @@ void register_shape(Registry& r);
 void register_recurrent(Registry& r);
 void register_reverse(Registry& r);
 void register_layer_norm(Registry& r);
-void register_attention(Registry& r);
+void register_batch_matmul(Registry& r);
 void register_conv3d(Registry& r);
 void register_conv_transpose(Registry& r);
 void register_depthwise(Registry& r);

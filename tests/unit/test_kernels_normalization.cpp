@@ -12,10 +12,13 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/attention.hpp"
 #include "graft_rt/embedding.hpp"
 #include "graft_rt/normalization.hpp"
 
 using namespace graft::cpu;
+using graft_rt::AttentionParams;
+using Score = graft_rt::AttentionScore;
 
 namespace {
 
@@ -220,7 +223,7 @@ TEST_CASE("attention: dot with heads, causal and value mask; tanh scores", "[ker
         const float* ap = c.a ? a.data() : nullptr;
         const float* mp = c.vmask ? vm.data() : nullptr;
         fvec y(static_cast<std::size_t>(p.b * p.tq * p.heads * p.dv)), work(static_cast<std::size_t>(p.tv));
-        attention(q.data(), k.data(), v.data(), ap, mp, y.data(), p, work.data());
+        graft_rt::attention(q.data(), k.data(), v.data(), ap, mp, y.data(), p, work.data());
         close(y, attention_ref(q, k, v, ap, mp, p));
     }
 }

@@ -1,4 +1,4 @@
-// C++ emitters: SimpleRNN, LSTM, GRU (with Keras masks) and Attention.
+// C++ emitters: SimpleRNN, LSTM, GRU (with Keras masks).
 #include "ops/emit_util.hpp"
 #include "ops/legacy_families.hpp"
 
@@ -60,30 +60,10 @@ void emit_rnn(EmitContext& ctx) {
                  work, mask);
 }
 
-void emit_attention(EmitContext& ctx) {
-    const Operator& op = ctx.op();
-    const Variable& q = *op.input("q");
-    const Variable& k = *op.input("k");
-    const Variable& v = *op.input("v");
-    const i64 H = op.attr<i64>("heads");
-    const auto score = op.attr<std::string>("score");
-    use(ctx, "attention");
-    const std::string work = ctx.scratch(static_cast<std::size_t>(k.size(Axis::T)));
-    emit_struct(ctx, "Attention", "p",
-                {{"b, tq, tv, heads, dk, dv",
-                  csv({q.size(Axis::N), q.size(Axis::T), k.size(Axis::T), H, q.size(Axis::C) / H, v.size(Axis::C) / H})},
-                 {"tanh_score (else dot)", lit(score == "tanh")},
-                 {"scale", lit(static_cast<float>(op.attr<double>("scale")))},
-                 {"causal", lit(op.attr_or<bool>("causal", false))}});
-    ctx.line("graft_rt::attention({}, {}, {}, {}, {}, {}, p, {});", ctx.input("q"), ctx.input("k"), ctx.input("v"),
-             input_or_null(ctx, "a"), input_or_null(ctx, "vmask"), ctx.output("y"), work);
-}
-
 }  // namespace
 
 void register_sequence_emitters(Registry& r) {
     for (const char* t : {"SimpleRNN", "LSTM", "GRU"}) r.add_generator<cpp::Backend>(t, emit_rnn);
-    r.add_generator<cpp::Backend>("Attention", emit_attention);
 }
 
 }  // namespace graft::cpp

@@ -1,5 +1,5 @@
 // Support sections of the generated code: recurrent layers (SimpleRNN, LSTM, GRU with Keras
-// masks) and attention, with the semantics of graft's native kernels.
+// masks), with the semantics of graft's native kernels.
 #include "backend/cpp/sections.hpp"
 #include "ops/emit_util.hpp"
 
@@ -215,55 +215,6 @@ inline void gru(const float* x, const float* W, const float* R_zr, const float* 
 }
 )graft"});
 
-    s.push_back({"attention", {"core"}, R"graft(
-/// Attention over q [B, Tq, H*DK], k [B, Tv, H*DK], v [B, Tv, H*DV] -> y [B, Tq, H*DV]; head h
-/// uses columns h*DK.. of q and k, h*DV.. of v and y. Scores: dot = scale * (q . k), or
-/// tanh = sum_d a[d] * tanh(scale * (q_d + k_d)) (a [DK] or null = 1). Masked positions (causal:
-/// j > i; vmask [B, Tv] == 0) get score - 1e9 as in Keras; softmax over j; y = weights . v.
-/// work: Tv floats.
-struct Attention {
-    i64 b, tq, tv, heads, dk, dv;
-    bool tanh_score;
-    float scale;
-    bool causal;
-};
-
-inline void attention(const float* q, const float* k, const float* v, const float* a, const float* vmask, float* y,
-                      const Attention& p, float* s) {
-    const i64 qs = p.heads * p.dk, vs = p.heads * p.dv;
-    for (i64 b = 0; b < p.b; ++b)
-        for (i64 h = 0; h < p.heads; ++h)
-            for (i64 i = 0; i < p.tq; ++i) {
-                const float* qi = q + (b * p.tq + i) * qs + h * p.dk;
-                float mx = -std::numeric_limits<float>::infinity();
-                for (i64 j = 0; j < p.tv; ++j) {
-                    const float* kj = k + (b * p.tv + j) * qs + h * p.dk;
-                    float sc = 0.f;
-                    if (!p.tanh_score) {
-                        for (i64 d = 0; d < p.dk; ++d) sc += qi[d] * kj[d];
-                        sc *= p.scale;
-                    } else {
-                        for (i64 d = 0; d < p.dk; ++d) sc += (a ? a[d] : 1.f) * std::tanh(p.scale * (qi[d] + kj[d]));
-                    }
-                    if ((p.causal && j > i) || (vmask && vmask[b * p.tv + j] == 0.f)) sc -= 1e9f;
-                    s[j] = sc;
-                    mx = std::max(mx, sc);
-                }
-                float sum = 0.f;
-                for (i64 j = 0; j < p.tv; ++j) {
-                    s[j] = std::exp(s[j] - mx);
-                    sum += s[j];
-                }
-                float* yi = y + (b * p.tq + i) * vs + h * p.dv;
-                for (i64 d = 0; d < p.dv; ++d) yi[d] = 0.f;
-                for (i64 j = 0; j < p.tv; ++j) {
-                    const float wj = s[j] / sum;
-                    const float* vj = v + (b * p.tv + j) * vs + h * p.dv;
-                    for (i64 d = 0; d < p.dv; ++d) yi[d] += wj * vj[d];
-                }
-            }
-}
-)graft"});
     return s;
 }
 
