@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft_rt/act.hpp"
+#include "graft_rt/recurrent.hpp"
 
 namespace graft::cpu {
 class ThreadPool;
@@ -75,23 +76,13 @@ void transpose(const float* x, float* y, const std::int64_t* in_shape, const int
 void concat(const float* const* xs, const std::int64_t* lens, int n, float* y,
             std::int64_t outer, std::int64_t inner);
 
-/// Recurrent layers over x [N,T,I] (batch-major, Keras layout).
-/// Output y is [N,T,U] when return_sequences, else [N,U] (the last step processed).
-/// h0/c0 ([N,U], initial states; trailing defaulted arguments) may be null (zeros). h_last/c_last may be null (not wanted).
-struct RnnParams {
-    std::int64_t n, t, i, u;
-    bool return_sequences = false;
-    bool go_backwards = false;   // process t = T-1 .. 0; sequences are emitted in processing order (Keras)
-    ActParams act{Act::tanh};
-    ActParams rec_act{Act::sigmoid};
-    /// A Keras mask [N,T] (1 = use the step, 0 = skip it) is passed as the trailing `mask`
-    /// argument: a skipped step keeps the states, and its output is the previous output (zeros
-    /// before any step was used) or, with zero_output_for_mask, zeros (Keras backend.rnn).
-    bool masked = false;              // sizes the workspace for a mask
-    bool zero_output_for_mask = false;
-};
-/// Scratch floats each recurrent kernel needs (the caller provides them; no allocation inside).
-std::int64_t rnn_workspace(const RnnParams& p, int gates);
+/// Recurrent layers over x [N,T,I] (batch-major, Keras layout), graft_rt::RnnParams (the
+/// reference kernels: graft_rt/recurrent.hpp). Output y is [N,T,U] when return_sequences, else
+/// [N,U] (the last step processed). h0/c0 ([N,U], initial states; trailing defaulted arguments)
+/// may be null (zeros). h_last/c_last may be null (not wanted). A Keras mask [N,T] is the
+/// trailing `mask` argument (p.masked sizes the workspace for it). Scratch: rnn_workspace floats.
+using graft_rt::RnnParams;
+using graft_rt::rnn_workspace;
 
 /// Optional speed-ups a native generator sets up once (each may be absent).
 struct RnnPrepared {

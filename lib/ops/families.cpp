@@ -33,7 +33,6 @@ void register_builtin_ops(Registry& r) {
     cpp::register_elementwise_emitters(r);
     cpp::register_shape_emitters(r);
     cpp::register_norm_emitters(r);
-    cpp::register_sequence_emitters(r);
     cpp::register_fused_emitters(r);
 }
 

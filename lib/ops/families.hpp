@@ -12,6 +12,7 @@ void register_builtin_ops(Registry& r);
 
 void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize
 void register_embedding(Registry& r);      // lib/ops/embedding: Embedding, NonZeroMask, Masking
+void register_recurrent(Registry& r);      // lib/ops/recurrent: SimpleRNN, LSTM, GRU
 void register_attention(Registry& r);      // lib/ops/attention: Attention
 
 }  // namespace graft::ops

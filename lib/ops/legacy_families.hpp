@@ -11,7 +11,6 @@ void register_pool_emitters(Registry& r);
 void register_elementwise_emitters(Registry& r);
 void register_shape_emitters(Registry& r);
 void register_norm_emitters(Registry& r);
-void register_sequence_emitters(Registry& r);
 void register_fused_emitters(Registry& r);
 }  // namespace graft::cpp
 
@@ -22,7 +21,6 @@ void register_pool(Registry& r);
 void register_elementwise(Registry& r);
 void register_batch_norm(Registry& r);
 void register_shape(Registry& r);
-void register_recurrent(Registry& r);
 void register_reverse(Registry& r);
 void register_layer_norm(Registry& r);
 void register_batch_matmul(Registry& r);

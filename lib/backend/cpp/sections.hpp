@@ -18,5 +18,4 @@ const std::vector<Section>& sections();
 std::vector<Section> math_sections();      // rt_math.cpp: affine, merge, softmax, prelu
 std::vector<Section> gemm_sections();      // rt_gemm.cpp: gemm, dense, convolutions, batch matmul
 std::vector<Section> layout_sections();    // rt_layout.cpp: transpose, concat, pad, resize, pooling
-std::vector<Section> sequence_sections();  // rt_sequence.cpp: recurrent layers
 }  // namespace graft::cpp
