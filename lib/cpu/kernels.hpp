@@ -12,6 +12,7 @@
 
 #include "graft_rt/act.hpp"
 #include "graft_rt/pool.hpp"
+#include "graft_rt/recurrent.hpp"
 
 namespace graft::cpu {
 class ThreadPool;
@@ -49,23 +50,13 @@ using graft_rt::PoolParams;
 void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max);
 
 
-/// Recurrent layers over x [N,T,I] (batch-major, Keras layout).
-/// Output y is [N,T,U] when return_sequences, else [N,U] (the last step processed).
-/// h0/c0 ([N,U], initial states; trailing defaulted arguments) may be null (zeros). h_last/c_last may be null (not wanted).
-struct RnnParams {
-    std::int64_t n, t, i, u;
-    bool return_sequences = false;
-    bool go_backwards = false;   // process t = T-1 .. 0; sequences are emitted in processing order (Keras)
-    ActParams act{Act::tanh};
-    ActParams rec_act{Act::sigmoid};
-    /// A Keras mask [N,T] (1 = use the step, 0 = skip it) is passed as the trailing `mask`
-    /// argument: a skipped step keeps the states, and its output is the previous output (zeros
-    /// before any step was used) or, with zero_output_for_mask, zeros (Keras backend.rnn).
-    bool masked = false;              // sizes the workspace for a mask
-    bool zero_output_for_mask = false;
-};
-/// Scratch floats each recurrent kernel needs (the caller provides them; no allocation inside).
-std::int64_t rnn_workspace(const RnnParams& p, int gates);
+/// Recurrent layers over x [N,T,I] (batch-major, Keras layout), graft_rt::RnnParams (the
+/// reference kernels: graft_rt/recurrent.hpp). Output y is [N,T,U] when return_sequences, else
+/// [N,U] (the last step processed). h0/c0 ([N,U], initial states; trailing defaulted arguments)
+/// may be null (zeros). h_last/c_last may be null (not wanted). A Keras mask [N,T] is the
+/// trailing `mask` argument (p.masked sizes the workspace for it). Scratch: rnn_workspace floats.
+using graft_rt::RnnParams;
+using graft_rt::rnn_workspace;
 
 /// Optional speed-ups a native generator sets up once (each may be absent).
 struct RnnPrepared {
@@ -143,50 +134,8 @@ struct ConvTransposeParams {
 void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
                             const ConvTransposeParams& p, const ActParams& a);
 
-// ---- normalization, activation-with-weights, embedding, masking, attention families
-// (normalization.cpp, embedding.cpp, attention.cpp). Row-major; sizes checked when compiled.
-
-/// Layer normalization of each row of x [M,K]: y = (x - mean) / sqrt(var + eps) * gamma + beta
-/// (biased variance, Keras); gamma / beta [K] or null (1 / 0). x and y may alias.
-void layer_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t M, std::int64_t K, float eps);
-
-/// Group normalization of x [N,S,C] (channels last; C split into `groups` contiguous groups):
-/// statistics per (n, group) over S x C/groups; gamma / beta [C] or null. x and y may alias.
-void group_norm(const float* x, const float* gamma, const float* beta, float* y, std::int64_t N, std::int64_t S,
-                std::int64_t C, std::int64_t groups, float eps);
-
-/// y = x / sqrt(max(sum x^2, eps)) over each row of x [M,K] (tf.math.l2_normalize). x and y may alias.
-void l2_normalize(const float* x, float* y, std::int64_t M, std::int64_t K, float eps);
-
-/// Embedding lookup: y[m,:] = table[int(idx[m]),:] for idx [M] (float, truncated toward zero like
-/// Keras' cast to int32), table [V,D]. An index that is NaN or outside [0, V) gives a row of zeros:
-/// a kernel cannot raise, and the table is never read out of bounds.
-void embedding(const float* idx, const float* table, float* y, std::int64_t M, std::int64_t V, std::int64_t D);
-
-/// mask[i] = x[i] != 0 ? 1 : 0 (Keras Embedding mask_zero: the mask of the raw inputs).
-void nonzero_mask(const float* x, float* mask, std::int64_t n);
-
-/// Keras Masking over rows of x [M,K]: keep = any(x[m,:] != mask_value); y[m,:] = keep ? x : 0;
-/// mask[m] = keep (mask may be null). x and y may alias.
-void masking(const float* x, float* y, float* mask, std::int64_t M, std::int64_t K, float mask_value);
 
 /// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].
 void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N);
-
-/// Attention over q [B,Tq,H*DK], k [B,Tv,H*DK], v [B,Tv,H*DV] -> y [B,Tq,H*DV] (head h uses
-/// columns h*DK.. of q/k and h*DV.. of v and y). Scores per head:
-///   dot:  s = scale * (q . k)
-///   tanh: s = sum_d a[d] * tanh(scale * (q_d + k_d))   (a [DK] or null = 1; Keras concat / additive)
-/// Positions j that are masked (causal: j > i; vmask [B,Tv] == 0) get s - 1e9 in float, as Keras
-/// subtracts 1e9; then softmax over j, y = weights . v. work: Tv floats.
-enum class Score : int { dot, tanh };
-struct AttentionParams {
-    std::int64_t b, tq, tv, heads, dk, dv;
-    Score score = Score::dot;
-    float scale = 1.f;
-    bool causal = false;
-};
-void attention(const float* q, const float* k, const float* v, const float* a, const float* vmask, float* y,
-               const AttentionParams& p, float* work);
 
 }  // namespace graft::cpu

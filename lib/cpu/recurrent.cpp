@@ -5,8 +5,8 @@
 // gates' pre-activations need no separate add) and runs the cell on them. With R prepacked
 // (RnnPrepared) a batch-1 step is the GEMM's matrix-vector kernel. Batch rows are independent,
 // so with a thread pool each thread runs the whole sequence for its own rows (no per-step
-// synchronization). Workspace layout (floats), every part indexed by batch row:
-//   xp [N*T, G*U] | hr [N, G*U] | h [N, U] | c [N, U] | tmp [N, U] (| hp | cp | o [N, U] with a mask)
+// synchronization). The workspace, the masks and the outputs are handled as by the reference
+// kernels (graft_rt/recurrent.hpp), on each thread's rows.
 #include <algorithm>
 #include <cstring>
 
@@ -24,70 +24,14 @@ using i64 = std::int64_t;
 
 constexpr i64 kParallelMin = 1 << 17;  // multiply-adds of the whole layer below which it runs on one thread
 
-inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(float); }
+using graft_rt::bytes;
+using graft_rt::RnnWork;
 
 /// The batch rows [n0, n1) one thread processes.
 struct Rows {
     i64 n0, n1;
     i64 count() const { return n1 - n0; }
 };
-
-struct Work {
-    float *xp, *hr, *h, *c, *tmp;
-    float *hp = nullptr, *cp = nullptr, *o = nullptr;  // masked: states before the step, last output
-};
-
-Work carve(const RnnParams& p, int gates, float* work) {
-    const i64 gu = gates * p.u, nu = p.n * p.u;
-    Work w;
-    w.xp = work;
-    w.hr = w.xp + p.n * p.t * gu;
-    w.h = w.hr + p.n * gu;
-    w.c = w.h + nu;
-    w.tmp = w.c + nu;
-    if (p.masked) {
-        w.hp = w.tmp + nu;
-        w.cp = w.hp + nu;
-        w.o = w.cp + nu;
-        std::memset(w.o, 0, bytes(nu));
-    }
-    return w;
-}
-
-/// Masked step, before: remember the states.
-void mask_save(const RnnParams& p, const float* mask, const Rows& r, Work& w) {
-    if (!mask) return;
-    const i64 o = r.n0 * p.u;
-    std::memcpy(w.hp + o, w.h + o, bytes(r.count() * p.u));
-    std::memcpy(w.cp + o, w.c + o, bytes(r.count() * p.u));
-}
-
-/// Masked step, after: rows whose step is masked get their states back; the output follows.
-void mask_apply(const RnnParams& p, const float* mask, i64 tt, const Rows& r, Work& w) {
-    if (!mask) return;
-    const std::size_t row = bytes(p.u);
-    for (i64 n = r.n0; n < r.n1; ++n) {
-        const i64 o = n * p.u;
-        if (mask[n * p.t + tt] != 0.f) {
-            std::memcpy(w.o + o, w.h + o, row);
-        } else {
-            std::memcpy(w.h + o, w.hp + o, row);
-            std::memcpy(w.c + o, w.cp + o, row);
-            if (p.zero_output_for_mask) std::memset(w.o + o, 0, row);
-        }
-    }
-}
-
-/// What a step emits: the state, or with a mask the masked output.
-const float* out_of(const float* mask, const Work& w) { return mask ? w.o : w.h; }
-
-void init_state(float* s, const float* s0, const RnnParams& p, const Rows& r) {
-    const i64 o = r.n0 * p.u;
-    if (s0)
-        std::memcpy(s + o, s0 + o, bytes(r.count() * p.u));
-    else
-        std::memset(s + o, 0, bytes(r.count() * p.u));
-}
 
 /// B of a product: plain (row stride ld), packed in panels, and/or in the matrix-vector layout.
 struct Mat {
@@ -127,21 +71,7 @@ void project_inputs(const float* x, const float* W, const float* bias, const Rnn
 }
 
 /// The step's rows of the projection: row n at z(n) = xp + (n*T + tt) * G*U.
-inline float* zrow(const Work& w, const RnnParams& p, i64 gu, i64 n, i64 tt) { return w.xp + (n * p.t + tt) * gu; }
-
-inline i64 time_index(const RnnParams& p, i64 s) { return p.go_backwards ? p.t - 1 - s : s; }
-
-/// Emits the state after processing step s (sequence output), and at the end the final states.
-void emit_step(const RnnParams& p, i64 s, const Rows& r, const float* h, float* y) {
-    if (!p.return_sequences) return;
-    for (i64 n = r.n0; n < r.n1; ++n) std::memcpy(y + (n * p.t + s) * p.u, h + n * p.u, bytes(p.u));
-}
-
-void emit_final(const RnnParams& p, const Rows& r, const float* out, const float* h, float* y, float* h_last) {
-    const i64 o = r.n0 * p.u, cnt = r.count() * p.u;
-    if (!p.return_sequences) std::memcpy(y + o, out + o, bytes(cnt));
-    if (h_last) std::memcpy(h_last + o, h + o, bytes(cnt));
-}
+inline float* zrow(const RnnWork& w, const RnnParams& p, i64 gu, i64 n, i64 tt) { return w.xp + (n * p.t + tt) * gu; }
 
 /// Runs body(rows) over the batch: on the calling thread, or split over the pool's threads.
 template <class F>
@@ -157,11 +87,6 @@ void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
 }
 
 }  // namespace
-
-std::int64_t rnn_workspace(const RnnParams& p, int gates) {
-    const i64 gu = static_cast<i64>(gates) * p.u;
-    return p.n * p.t * gu + p.n * gu + (p.masked ? 6 : 3) * p.n * p.u;
-}
 
 std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv) {
     const i64 gu = gates * u, first = split_last ? (gates - 1) * u : gu;
@@ -181,20 +106,20 @@ std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates,
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
                 const RnnParams& p, float* work, const float* h0, const float* mask, const RnnPrepared& pr) {
     const i64 U = p.u;
-    Work w = carve(p, 1, work);
+    RnnWork w = graft_rt::rnn_carve(p, 1, work);
     over_rows(p, 1, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 1, r, w.xp);
-        init_state(w.h, h0, p, r);
+        graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = time_index(p, s);
-            mask_save(p, mask, r, w);
+            const i64 tt = graft_rt::rnn_time(p, s);
+            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
             matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
                    p.t * U, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) activate(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
-            mask_apply(p, mask, tt, r, w);
-            emit_step(p, s, r, out_of(mask, w), y);
+            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
+            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
         }
-        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
     });
 }
 
@@ -212,39 +137,29 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
         lstm(x, W, R, b, y, h_last, c_last, p, work, h0, c0, mask, plain);
         return;
     }
-    Work w = carve(p, 4, work);
+    RnnWork w = graft_rt::rnn_carve(p, 4, work);
     over_rows(p, 4, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 4, r, w.xp);
-        init_state(w.h, h0, p, r);
-        init_state(w.c, c0, p, r);
+        graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
+        graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
         for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = time_index(p, s);
-            mask_save(p, mask, r, w);
+            const i64 tt = graft_rt::rnn_time(p, s);
+            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
             matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv}, zrow(w, p, G, r.n0, tt),
                    p.t * G, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, G, n, tt);
                 float* c = w.c + n * U;
                 float* h = w.h + n * U;
-                if (fused) {
+                if (fused)
                     vmath::lstm_cell(z, c, h, U);
-                    continue;
-                }
-                float* gi = z;
-                float* gf = z + U;
-                float* gc = z + 2 * U;
-                float* go = z + 3 * U;
-                activate(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
-                activate(gc, gc, U, p.act);
-                activate(go, go, U, p.rec_act);
-                for (i64 j = 0; j < U; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
-                activate(c, h, U, p.act);
-                for (i64 j = 0; j < U; ++j) h[j] = go[j] * h[j];
+                else
+                    graft_rt::rnn_lstm_cell(z, c, h, U, p, activate);
             }
-            mask_apply(p, mask, tt, r, w);
-            emit_step(p, s, r, out_of(mask, w), y);
+            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
+            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
         }
-        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
         if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
     });
 }
@@ -252,7 +167,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
 void gru(const float* x, const float* W, const float* R, const float* b, bool reset_after, float* y, float* h_last,
          const RnnParams& p, float* work, const float* h0, const float* mask, const RnnPrepared& pr) {
     const i64 U = p.u, G = 3 * p.u;
-    Work w = carve(p, 3, work);
+    RnnWork w = graft_rt::rnn_carve(p, 3, work);
     const float* b_rec = (reset_after && b) ? b + G : nullptr;
     // Packed R: the whole matrix (reset_after), or R[:, z|r] then R[:, h] (rnn_pack_recurrent).
     const Mat r_all{R, G, pr.r_packed, pr.r_gemv};
@@ -263,10 +178,10 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
     }
     over_rows(p, 3, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 3, r, w.xp);  // b row 0 (or the only row) is the input bias
-        init_state(w.h, h0, p, r);
+        graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = time_index(p, s);
-            mask_save(p, mask, r, w);
+            const i64 tt = graft_rt::rnn_time(p, s);
+            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
             float* z0 = zrow(w, p, G, r.n0, tt);
             if (reset_after) {
                 // hr = h R + b_rec for all three gates.
@@ -297,17 +212,15 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 const float* zg = zrow(w, p, G, n, tt);
                 float* hh = zrow(w, p, G, n, tt) + 2 * U;
                 float* h = w.h + n * U;
-                if (p.act.kind == Act::tanh) {
+                if (p.act.kind == Act::tanh)
                     vmath::gru_blend(zg, hh, h, U);
-                } else {
-                    activate(hh, hh, U, p.act);
-                    for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
-                }
+                else
+                    graft_rt::rnn_gru_blend(zg, hh, h, U, p, activate);
             }
-            mask_apply(p, mask, tt, r, w);
-            emit_step(p, s, r, out_of(mask, w), y);
+            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
+            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
         }
-        emit_final(p, r, out_of(mask, w), w.h, y, h_last);
+        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
     });
 }
 

@@ -26,7 +26,7 @@ using i64 = std::int64_t;
 
 constexpr i64 kParallelMin = 1 << 17;  // multiply-adds of the layer below which one thread runs it
 
-inline std::size_t bytes(i64 n) { return static_cast<std::size_t>(n) * sizeof(float); }
+using graft_rt::bytes;
 
 /// Threads of one parallel_for meet here once per step. Spins (the wait is a step, about a
 /// microsecond), yielding now and then in case the machine has more threads than cores.

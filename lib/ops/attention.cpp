@@ -1,7 +1,4 @@
-// Attention and batched products:
-//   Attention   q, k, v with axes N, T, C (laid out NTC), a? (tanh score weights
-//               [DK]), vmask? [N,Tv]; attrs heads, score ("dot" | "tanh"), scale, causal.
-//               vmask NT; y NTC [N,Tq,heads*DV]; see kern::attention for the maths.
+// Batched products (Attention: lib/ops/attention/):
 //   BatchMatMul x, y  attrs batch (axis), x_axis, y_axis (contracted), out_order (names of the
 //               result: batch, x's other axes, then y's other axes).
 #include "ops/legacy_families.hpp"
@@ -10,57 +7,6 @@
 namespace graft::ops {
 
 namespace {
-
-cpu::AttentionParams attention_params(const Operator& op) {
-    const Variable& q = in(op, "q");
-    const Variable& k = in(op, "k");
-    const Variable& v = in(op, "v");
-    for (const Variable* t : {&q, &k, &v}) expect_axes(op, *t, OrderNTC, "input");
-    cpu::AttentionParams p;
-    p.heads = op.attr<std::int64_t>("heads");
-    if (p.heads < 1) shape_fail(op, "heads must be at least 1");
-    const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C);
-    p.b = q.size(Axis::N), p.tq = q.size(Axis::T), p.tv = k.size(Axis::T);
-    if (qc % p.heads || vc % p.heads)
-        shape_fail(op, "features of " + q.describe() + " and " + v.describe() + " must split into " + std::to_string(p.heads) + " heads");
-    p.dk = qc / p.heads, p.dv = vc / p.heads;
-    if (k.size(Axis::C) != qc) shape_fail(op, "key " + k.describe() + " and query " + q.describe() + " differ in features");
-    if (v.size(Axis::T) != p.tv) shape_fail(op, "value " + v.describe() + " and key " + k.describe() + " differ in time steps");
-    for (const Variable* t : {&k, &v})
-        if (t->size(Axis::N) != p.b && t->size(Axis::N) != kDynamic && p.b != kDynamic)
-            shape_fail(op, "input " + t->describe() + " and query " + q.describe() + " differ in batch");
-    const auto score = op.attr<std::string>("score");
-    if (score != "dot" && score != "tanh") throw UnsupportedError(op.describe() + ": score '" + score + "' (expected dot or tanh)");
-    p.score = score == "dot" ? cpu::Score::dot : cpu::Score::tanh;
-    p.scale = static_cast<float>(op.attr<double>("scale"));
-    p.causal = op.attr_or<bool>("causal", false);
-    if (auto* a = op.input_or_null("a"); a && a->numel() != p.dk)
-        shape_fail(op, "score weights " + a->describe() + " should hold " + std::to_string(p.dk) + " values");
-    if (auto* m = op.input_or_null("vmask")) {
-        expect_axes(op, *m, OrderNT, "value mask");
-        if (m->size(Axis::T) != p.tv) shape_fail(op, "value mask " + m->describe() + " should have " + std::to_string(p.tv) + " steps");
-    }
-    return p;
-}
-
-Outputs infer_attention(const Operator& op) {
-    auto p = attention_params(op);
-    return {{"y", {OrderNTC, {p.b, p.tq, p.heads * p.dv}}}};
-}
-
-std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
-    const Operator& op = b.op();
-    auto p = attention_params(op);
-    auto work = b.workspace(static_cast<std::size_t>(p.tv));
-    auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
-    std::optional<native::Slot> a, m;
-    if (op.has_input("a")) a = b.in("a");
-    if (op.has_input("vmask")) m = b.in("vmask");
-    return native::make_kernel([=](const native::RunContext& c) {
-        cpu::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
-                                c.at(work));
-    });
-}
 
 struct MatMulAxes {
     Axis batch, xk, yk;
@@ -126,19 +72,7 @@ std::unique_ptr<native::Kernel> build_matmul(native::BuildContext& b) {
 
 }  // namespace
 
-void register_attention(Registry& r) {
-    OpSchema a;
-    a.type = "Attention";
-    a.inputs = {"q", "k", "v", "a?", "vmask?"};
-    a.infer = infer_attention;
-    a.required_order = [](const Operator&, const std::string& input) -> std::optional<Order> {
-        if (input == "a") return std::nullopt;
-        return input == "vmask" ? OrderNT : OrderNTC;
-    };
-    a.doc = "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, causal";
-    r.add_op(std::move(a));
-    r.add_generator<native::Backend>("Attention", build_attention);
-
+void register_batch_matmul(Registry& r) {
     OpSchema m;
     m.type = "BatchMatMul";
     m.inputs = {"x", "y"};

@@ -14,11 +14,12 @@ void register_builtin_ops(Registry& r) {
     register_activation(r);
     register_elementwise(r);
     register_affine(r);
+    register_normalization(r);
     register_shape(r);
     register_recurrent(r);
-    register_layer_norm(r);
     register_embedding(r);
     register_attention(r);
+    register_batch_matmul(r);
     register_conv3d(r);
     register_conv_transpose(r);
     register_depthwise(r);
@@ -26,9 +27,6 @@ void register_builtin_ops(Registry& r) {
     register_fused(r);
     cpp::register_linear_emitters(r);
     cpp::register_conv_emitters(r);
-    cpp::register_norm_emitters(r);
-    cpp::register_embedding_emitters(r);
-    cpp::register_sequence_emitters(r);
 }
 
 }  // namespace graft::ops

@@ -7,18 +7,12 @@
 namespace graft::cpp {
 void register_linear_emitters(Registry& r);
 void register_conv_emitters(Registry& r);
-void register_norm_emitters(Registry& r);
-void register_embedding_emitters(Registry& r);
-void register_sequence_emitters(Registry& r);
 }  // namespace graft::cpp
 
 namespace graft::ops {
 void register_linear(Registry& r);
 void register_conv(Registry& r);
-void register_recurrent(Registry& r);
-void register_layer_norm(Registry& r);
-void register_embedding(Registry& r);
-void register_attention(Registry& r);
+void register_batch_matmul(Registry& r);
 void register_conv3d(Registry& r);
 void register_conv_transpose(Registry& r);
 void register_depthwise(Registry& r);

@@ -683,7 +683,9 @@ void run_rnn(const RnnCase& c) {
     const float* h0p = c.init_state ? h0.data() : nullptr;
     const float* c0p = c.init_state ? c0.data() : nullptr;
     switch (c.cell) {
-        case Cell::rnn: simple_rnn(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), p, work.data(), h0p); break;
+        case Cell::rnn:  // qualified: graft_rt::simple_rnn (found through RnnParams) takes as many arguments
+            graft::cpu::simple_rnn(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), p, work.data(), h0p);
+            break;
         case Cell::lstm:
             lstm(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), cl.data(), p, work.data(), h0p, c0p);
             break;
@@ -704,7 +706,9 @@ void run_rnn(const RnnCase& c) {
     // h_last / c_last are optional.
     fvec y2(yr.size());
     switch (c.cell) {
-        case Cell::rnn: simple_rnn(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, p, work.data(), h0p); break;
+        case Cell::rnn:
+            graft::cpu::simple_rnn(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, p, work.data(), h0p);
+            break;
         case Cell::lstm:
             lstm(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, nullptr, p, work.data(), h0p, c0p);
             break;

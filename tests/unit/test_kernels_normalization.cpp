@@ -1,5 +1,5 @@
-// Normalization, PReLU, embedding, masking, batched product and attention kernels against
-// independent double-precision loops.
+// Normalization, PReLU, embedding, masking, batched product and attention kernels (lib/cpu and
+// graft_rt's reference kernels) against independent double-precision loops.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,9 +12,14 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/attention.hpp"
 #include "graft_rt/elementwise.hpp"
+#include "graft_rt/embedding.hpp"
+#include "graft_rt/normalization.hpp"
 
 using namespace graft::cpu;
+using graft_rt::AttentionParams;
+using Score = graft_rt::AttentionScore;
 
 namespace {
 
@@ -63,10 +68,10 @@ TEST_CASE("layer_norm: rows with gamma/beta, without, in place", "[kernels][norm
                     ref[m * K + k] = (x[m * K + k] - mean) / std::sqrt(var + 1e-3) * (gp ? gp[k] : 1.0) + (bp ? bp[k] : 0.0);
             }
             fvec y(x.size());
-            layer_norm(x.data(), gp, bp, y.data(), M, K, 1e-3f);
+            graft_rt::layer_norm(x.data(), gp, bp, y.data(), M, K, 1e-3f);
             close(y, ref);
             fvec inplace = x;
-            layer_norm(inplace.data(), gp, bp, inplace.data(), M, K, 1e-3f);
+            graft_rt::layer_norm(inplace.data(), gp, bp, inplace.data(), M, K, 1e-3f);
             close(inplace, ref);
         }
     }
@@ -93,7 +98,7 @@ TEST_CASE("group_norm: groups of channels over space", "[kernels][normalization]
                     }
             }
         fvec y(x.size());
-        group_norm(x.data(), g.data(), b.data(), y.data(), N, S, C, G, 1e-3f);
+        graft_rt::group_norm(x.data(), g.data(), b.data(), y.data(), N, S, C, G, 1e-3f);
         close(y, ref);
     }
 }
@@ -109,7 +114,7 @@ TEST_CASE("l2_normalize and prelu", "[kernels][normalization]") {
         for (i64 k = 0; k < K; ++k) ref[m * K + k] = x[m * K + k] / std::sqrt(std::max(ss, 1e-12));
     }
     fvec y(x.size());
-    l2_normalize(x.data(), y.data(), M, K, 1e-12f);
+    graft_rt::l2_normalize(x.data(), y.data(), M, K, 1e-12f);
     close(y, ref);
 
     auto a = randv(K, -0.5, 0.5);
@@ -129,11 +134,11 @@ TEST_CASE("embedding: lookup, truncation, out-of-range and NaN give zeros", "[ke
         for (i64 d = 0; d < D; ++d) ref.push_back(ok ? table[static_cast<std::size_t>(std::trunc(v) * D + d)] : 0.0);
     }
     fvec y(idx.size() * D, 123.f);
-    embedding(idx.data(), table.data(), y.data(), static_cast<i64>(idx.size()), V, D);
+    graft_rt::embedding(idx.data(), table.data(), y.data(), static_cast<i64>(idx.size()), V, D);
     close(y, ref, 0);
 
     fvec m(idx.size());
-    nonzero_mask(idx.data(), m.data(), static_cast<i64>(idx.size()));
+    graft_rt::nonzero_mask(idx.data(), m.data(), static_cast<i64>(idx.size()));
     for (std::size_t i = 0; i < idx.size(); ++i) CHECK(m[i] == (idx[i] != 0.f ? 1.f : 0.f));
 }
 
@@ -143,7 +148,7 @@ TEST_CASE("masking: rows equal to mask_value are zeroed and masked", "[kernels][
     for (i64 k = 0; k < K; ++k) x[1 * K + k] = 0.5f, x[3 * K + k] = 0.5f;
     x[3 * K + 2] = 0.25f;  // row 3 differs in one feature: kept
     fvec y(x.size()), mask(M);
-    masking(x.data(), y.data(), mask.data(), M, K, 0.5f);
+    graft_rt::masking(x.data(), y.data(), mask.data(), M, K, 0.5f);
     for (i64 m = 0; m < M; ++m) {
         CHECK(mask[m] == (m == 1 ? 0.f : 1.f));
         for (i64 k = 0; k < K; ++k) CHECK(y[m * K + k] == (m == 1 ? 0.f : x[m * K + k]));
@@ -219,7 +224,7 @@ TEST_CASE("attention: dot with heads, causal and value mask; tanh scores", "[ker
         const float* ap = c.a ? a.data() : nullptr;
         const float* mp = c.vmask ? vm.data() : nullptr;
         fvec y(static_cast<std::size_t>(p.b * p.tq * p.heads * p.dv)), work(static_cast<std::size_t>(p.tv));
-        attention(q.data(), k.data(), v.data(), ap, mp, y.data(), p, work.data());
+        graft_rt::attention(q.data(), k.data(), v.data(), ap, mp, y.data(), p, work.data());
         close(y, attention_ref(q, k, v, ap, mp, p));
     }
 }

@@ -15,7 +15,5 @@ struct Section {
 
 /// Every built-in section (rt_*.cpp).
 const std::vector<Section>& sections();
-std::vector<Section> math_sections();      // rt_math.cpp: norms, embedding, masks
 std::vector<Section> gemm_sections();      // rt_gemm.cpp: gemm, dense, convolutions, batch matmul
-std::vector<Section> sequence_sections();  // rt_sequence.cpp: recurrent layers, attention
 }  // namespace graft::cpp

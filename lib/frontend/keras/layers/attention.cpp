@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/attention/attention.hpp"
 
 namespace graft::keras {
 
@@ -72,7 +73,7 @@ void dense_attention(LayerContext& ctx, bool additive) {
     } else {
         ctx.fail_unsupported("score_mode '" + mode + "' (expected dot or concat)");
     }
-    set_output(ctx, ctx.op("Attention", std::move(ins), std::move(a))->output("y"), OrderNTC);
+    set_output(ctx, ctx.op(ops::kAttention, std::move(ins), std::move(a))->output("y"), OrderNTC);
 }
 
 /// One EinsumDense projection of MultiHeadAttention as a Linear over the features: the kernel's
@@ -125,7 +126,7 @@ void multi_head_attention(LayerContext& ctx) {
     a.set("score", "dot");
     a.set("scale", 1.0 / std::sqrt(static_cast<double>(kd)));
     a.set("causal", ctx.call_flag("use_causal_mask", false));
-    const Value att{ctx.op("Attention", {{"q", qp.var}, {"k", kp.var}, {"v", vp.var}}, std::move(a), "attention")->output("y"), OrderNTC};
+    const Value att{ctx.op(ops::kAttention, {{"q", qp.var}, {"k", kp.var}, {"v", vp.var}}, std::move(a), "attention")->output("y"), OrderNTC};
     set_output(ctx, project(ctx, att, "attention_output", {H, vd, O}, bias, 2), OrderNTC);
 }
 

@@ -10,6 +10,7 @@
 // outside [0, input_dim) cannot raise at run time (kernels do not throw): it yields a row of
 // zeros, and the table is never read out of bounds.
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/embedding/embedding.hpp"
 
 namespace graft::keras {
 
@@ -30,13 +31,13 @@ void embedding(LayerContext& ctx) {
     Attributes a;
     a.set("axis", out.back());
     NamedVars ins{{"x", x.var}, {"table", ctx.constant(ctx.weight(0), OrderCN, {V, D})}};
-    Value y{ctx.op("Embedding", std::move(ins), std::move(a))->output("y"), out};
+    Value y{ctx.op(ops::kEmbedding, std::move(ins), std::move(a))->output("y"), out};
     if (c.get_bool("mask_zero", false)) {
         if (in_axes.size() != 2)
             ctx.fail_unsupported("mask_zero=True on an input of rank " + std::to_string(in_axes.size()) +
                                  " (graft propagates masks over (batch, time) only)");
         const Value xt = ctx.relabel(x, OrderNT);
-        y.mask = ctx.op("NonZeroMask", {{"x", xt.var}}, {}, "mask")->output("mask");
+        y.mask = ctx.op(ops::kNonZeroMask, {{"x", xt.var}}, {}, "mask")->output("mask");
     }
     ctx.set_outputs({y});
 }
@@ -50,7 +51,7 @@ void masking(LayerContext& ctx) {
     Attributes a;
     a.set("axis", Axis::C);
     a.set("mask_value", ctx.config().get_float("mask_value", 0.0));
-    Operator* op = ctx.op("Masking", {{"x", x.var}}, std::move(a));
+    Operator* op = ctx.op(ops::kMasking, {{"x", x.var}}, std::move(a));
     ctx.set_outputs({Value{op->output("y"), OrderNTC, op->output("mask")}});
 }
 

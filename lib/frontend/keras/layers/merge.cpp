@@ -4,6 +4,7 @@
 
 #include "frontend/keras/layers/layers.hpp"
 #include "ops/elementwise/elementwise.hpp"
+#include "ops/normalization/normalization.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -56,7 +57,7 @@ void dot(LayerContext& ctx) {
             Attributes a;
             a.set("axes", std::vector<std::string>{(v == &x ? ax : ay).name()});
             a.set("epsilon", 1e-12);
-            v->var = ctx.op("L2Normalize", {{"x", v->var}}, std::move(a), v == &x ? "normalize_x" : "normalize_y")->output("y");
+            v->var = ctx.op(ops::kL2Normalize, {{"x", v->var}}, std::move(a), v == &x ? "normalize_x" : "normalize_y")->output("y");
         }
     }
     const std::size_t out_rank = static_cast<std::size_t>(rx + ry - 3);

@@ -15,6 +15,7 @@
 
 #include "frontend/keras/layers/layers.hpp"
 #include "ops/affine/affine.hpp"
+#include "ops/normalization/normalization.hpp"
 
 namespace graft::keras {
 
@@ -134,7 +135,7 @@ void layer_norm(LayerContext& ctx) {
     Attributes a;
     a.set("axes", names_of(axes));
     a.set("epsilon", c.get_float("epsilon", 1e-3));
-    set_output(ctx, ctx.op("LayerNorm", std::move(ins), std::move(a))->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kLayerNorm, std::move(ins), std::move(a))->output("y"), x.logical);
 }
 
 void group_norm(LayerContext& ctx) {
@@ -158,7 +159,7 @@ void group_norm(LayerContext& ctx) {
     a.set("axis", axis);
     a.set("groups", groups);
     a.set("epsilon", c.get_float("epsilon", 1e-3));
-    set_output(ctx, ctx.op("GroupNorm", std::move(ins), std::move(a))->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kGroupNorm, std::move(ins), std::move(a))->output("y"), x.logical);
 }
 
 void unit_norm(LayerContext& ctx) {
@@ -167,7 +168,7 @@ void unit_norm(LayerContext& ctx) {
     Attributes a;
     a.set("axes", names_of(sorted_axes(ctx, x, "axis", {-1})));
     a.set("epsilon", 1e-12);
-    set_output(ctx, ctx.op("L2Normalize", {{"x", x.var}}, std::move(a))->output("y"), x.logical);
+    set_output(ctx, ctx.op(ops::kL2Normalize, {{"x", x.var}}, std::move(a))->output("y"), x.logical);
 }
 
 float scalar_config(LayerContext& ctx, const char* key, double fallback) {

@@ -1,16 +1,19 @@
-// Support sections of the generated code: normalizations, embedding lookups and Keras masks. The
-// same maths as graft's native kernels (lib/cpu), written as standalone C++17.
-#include "backend/cpp/sections.hpp"
-#include "ops/emit_util.hpp"
+// graft_rt/normalization.hpp - layer, group and L2 normalization over rows. Statistics
+// accumulate in double: a row of many values with a large mean keeps its variance (Keras computes
+// in float32; the difference is far inside the 1e-5 graft's tests require).
+#pragma once
 
-namespace graft::cpp {
+#include <algorithm>
+#include <cmath>
 
-std::vector<Section> math_sections() {
-    std::vector<Section> s;
-    s.push_back({"layer_norm", {"core"}, R"graft(
-/// Each row of x [M, K]: (x - mean) / sqrt(var + eps) * gamma + beta (biased variance; statistics
-/// in double). gamma / beta may be null. x and y may be the same memory.
+#include "graft_rt/core.hpp"
+
+namespace graft_rt {
+
+/// Each row of x [M, K]: (x - mean) / sqrt(var + eps) * gamma + beta (biased variance, Keras);
+/// gamma / beta [K] or null (1 / 0). x and y may be the same memory.
 inline void layer_norm(const float* x, const float* gamma, const float* beta, float* y, i64 M, i64 K, float eps) {
+    if (K <= 0) return;
     for (i64 m = 0; m < M; ++m) {
         const float* xr = x + m * K;
         float* yr = y + m * K;
@@ -29,12 +32,13 @@ inline void layer_norm(const float* x, const float* gamma, const float* beta, fl
         }
     }
 }
-)graft"});
 
-    s.push_back({"group_norm", {"core"}, R"graft(
-/// x [N, S, C], C split into `groups` contiguous groups; statistics per (n, group) over S x C/groups.
+/// Group normalization of x [N, S, C] (channels last), C split into `groups` contiguous groups:
+/// statistics per (n, group) over S x C/groups; gamma / beta [C] or null. x and y may be the
+/// same memory.
 inline void group_norm(const float* x, const float* gamma, const float* beta, float* y, i64 N, i64 S, i64 C, i64 groups,
                        float eps) {
+    if (groups <= 0 || C % groups != 0 || S <= 0) return;
     const i64 cg = C / groups;
     const double count = static_cast<double>(S * cg);
     for (i64 n = 0; n < N; ++n) {
@@ -59,10 +63,9 @@ inline void group_norm(const float* x, const float* gamma, const float* beta, fl
         }
     }
 }
-)graft"});
 
-    s.push_back({"l2_normalize", {"core"}, R"graft(
-/// Each row of x [M, K] divided by sqrt(max(sum x^2, eps)).
+/// Each row of x [M, K] divided by sqrt(max(sum x^2, eps)) (tf.math.l2_normalize). x and y may
+/// be the same memory.
 inline void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
     for (i64 m = 0; m < M; ++m) {
         const float* xr = x + m * K;
@@ -73,46 +76,5 @@ inline void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
         for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
     }
 }
-)graft"});
 
-    s.push_back({"embedding", {"core"}, R"graft(
-/// y[m, :] = table[int(idx[m]), :] (truncated toward zero, like Keras' cast); an index that is NaN
-/// or outside [0, V) gives a row of zeros, so the table is never read out of bounds.
-inline void embedding(const float* idx, const float* table, float* y, i64 M, i64 V, i64 D) {
-    for (i64 m = 0; m < M; ++m) {
-        const float v = idx[m];
-        if (v > -1.f && v < static_cast<float>(V)) {
-            const i64 i = static_cast<i64>(v);
-            if (i >= 0 && i < V) {
-                std::memcpy(y + m * D, table + i * D, bytes(D));
-                continue;
-            }
-        }
-        std::memset(y + m * D, 0, bytes(D));
-    }
-}
-)graft"});
-
-    s.push_back({"masks", {"core"}, R"graft(
-/// mask[i] = x[i] != 0 (Keras Embedding mask_zero).
-inline void nonzero_mask(const float* x, float* mask, i64 n) {
-    for (i64 i = 0; i < n; ++i) mask[i] = x[i] != 0.f ? 1.f : 0.f;
-}
-
-/// Keras Masking over rows of x [M, K]: a row equal to mask_value everywhere becomes zeros and
-/// gets mask 0. x and y may be the same memory.
-inline void masking(const float* x, float* y, float* mask, i64 M, i64 K, float mask_value) {
-    for (i64 m = 0; m < M; ++m) {
-        const float* xr = x + m * K;
-        float* yr = y + m * K;
-        bool keep = false;
-        for (i64 k = 0; k < K; ++k) keep = keep || xr[k] != mask_value;
-        for (i64 k = 0; k < K; ++k) yr[k] = keep ? xr[k] : 0.f;
-        mask[m] = keep ? 1.f : 0.f;
-    }
-}
-)graft"});
-    return s;
-}
-
-}  // namespace graft::cpp
+}  // namespace graft_rt

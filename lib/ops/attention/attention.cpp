@@ -1,0 +1,112 @@
+// The attention family (attention.hpp): the schema, native kernel builder and C++ emitter of
+// Attention. Both backends run graft_rt/attention.hpp.
+#include "ops/attention/attention.hpp"
+
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+AttentionAttrs AttentionAttrs::parse(const Operator& op) {
+    AttentionAttrs a;
+    a.heads = op.attr<std::int64_t>("heads");
+    if (a.heads < 1) shape_fail(op, "heads must be at least 1");
+    const auto score = op.attr<std::string>("score");
+    if (score != "dot" && score != "tanh")
+        throw UnsupportedError(op.describe() + ": score '" + score + "' (expected dot or tanh)");
+    a.score = score == "dot" ? graft_rt::AttentionScore::dot : graft_rt::AttentionScore::tanh;
+    a.scale = static_cast<float>(op.attr<double>("scale"));
+    a.causal = op.attr_or<bool>("causal", false);
+    return a;
+}
+
+graft_rt::AttentionParams AttentionAttrs::params(const Operator& op) const {
+    const Variable& q = in(op, "q");
+    const Variable& k = in(op, "k");
+    const Variable& v = in(op, "v");
+    for (const Variable* t : {&q, &k, &v}) expect_axes(op, *t, OrderNTC, "input");
+    graft_rt::AttentionParams p;
+    p.heads = heads;
+    const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C);
+    p.b = q.size(Axis::N), p.tq = q.size(Axis::T), p.tv = k.size(Axis::T);
+    if (qc % p.heads || vc % p.heads)
+        shape_fail(op, "features of " + q.describe() + " and " + v.describe() + " must split into " +
+                           std::to_string(p.heads) + " heads");
+    p.dk = qc / p.heads, p.dv = vc / p.heads;
+    if (k.size(Axis::C) != qc)
+        shape_fail(op, "key " + k.describe() + " and query " + q.describe() + " differ in features");
+    if (v.size(Axis::T) != p.tv)
+        shape_fail(op, "value " + v.describe() + " and key " + k.describe() + " differ in time steps");
+    for (const Variable* t : {&k, &v})
+        if (t->size(Axis::N) != p.b && t->size(Axis::N) != kDynamic && p.b != kDynamic)
+            shape_fail(op, "input " + t->describe() + " and query " + q.describe() + " differ in batch");
+    p.score = score;
+    p.scale = scale;
+    p.causal = causal;
+    if (auto* a = op.input_or_null("a"); a && a->numel() != p.dk)
+        shape_fail(op, "score weights " + a->describe() + " should hold " + std::to_string(p.dk) + " values");
+    if (auto* m = op.input_or_null("vmask")) {
+        expect_axes(op, *m, OrderNT, "value mask");
+        if (m->size(Axis::T) != p.tv)
+            shape_fail(op, "value mask " + m->describe() + " should have " + std::to_string(p.tv) + " steps");
+    }
+    return p;
+}
+
+namespace {
+
+Outputs infer_attention(const Operator& op) {
+    const auto p = AttentionAttrs::parse(op).params(op);
+    return {{"y", {OrderNTC, {p.b, p.tq, p.heads * p.dv}}}};
+}
+
+std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
+    const Operator& op = b.op();
+    const auto p = AttentionAttrs::parse(op).params(op);
+    auto work = b.workspace(static_cast<std::size_t>(p.tv));
+    auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
+    std::optional<native::Slot> a, m;
+    if (op.has_input("a")) a = b.in("a");
+    if (op.has_input("vmask")) m = b.in("vmask");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
+                            c.at(work));
+    });
+}
+
+void emit_attention(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto p = AttentionAttrs::parse(op).params(op);
+    cpp::use(ctx, "attention");
+    const std::string work = ctx.scratch(static_cast<std::size_t>(p.tv));
+    cpp::emit_struct(ctx, "AttentionParams", "p",
+                     {{"b, tq, tv, heads, dk, dv", cpp::csv({p.b, p.tq, p.tv, p.heads, p.dk, p.dv})},
+                      {"score", p.score == graft_rt::AttentionScore::tanh ? "graft_rt::AttentionScore::tanh"
+                                                                          : "graft_rt::AttentionScore::dot"},
+                      {"scale", cpp::lit(p.scale)},
+                      {"causal", cpp::lit(p.causal)}});
+    ctx.line("graft_rt::attention({}, {}, {}, {}, {}, {}, p, {});", ctx.input("q"), ctx.input("k"), ctx.input("v"),
+             cpp::input_or_null(ctx, "a"), cpp::input_or_null(ctx, "vmask"), ctx.output("y"), work);
+}
+
+}  // namespace
+
+void register_attention(Registry& r) {
+    OpSchema a;
+    a.type = kAttention;
+    a.inputs = {"q", "k", "v", "a?", "vmask?"};
+    a.infer = infer_attention;
+    a.required_order = [](const Operator&, const std::string& input) -> std::optional<Order> {
+        if (input == "a") return std::nullopt;
+        return input == "vmask" ? OrderNT : OrderNTC;
+    };
+    a.doc =
+        "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
+        "causal";
+    r.add_op(std::move(a));
+    r.add_generator<native::Backend>(kAttention, build_attention);
+    r.add_generator<cpp::Backend>(kAttention, emit_attention);
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,199 @@
+// The normalization family (normalization.hpp): schemas, native kernel builders and C++ emitters
+// of LayerNorm, GroupNorm and L2Normalize. Both backends run graft_rt/normalization.hpp.
+#include "ops/normalization/normalization.hpp"
+
+#include "graft_rt/normalization.hpp"
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+RowNormAttrs RowNormAttrs::parse(const Operator& op) {
+    return {axes_attr(op, "axes"), static_cast<float>(op.attr<double>("epsilon"))};
+}
+
+Order RowNormAttrs::order(const Operator& op) const { return axes_last(op, in(op, "x"), axes); }
+
+RowNormAttrs::Rows RowNormAttrs::rows(const Variable& x) const {
+    const std::int64_t k = size_over(x, axes);
+    return {k != 0 ? x.numel() / k : 0, k};
+}
+
+std::string RowNormAttrs::names() const {
+    std::string s;
+    for (const auto& a : axes) s += a.name();
+    return s;
+}
+
+GroupNormAttrs GroupNormAttrs::parse(const Operator& op) {
+    return {op.attrs().get_axis("batch_axis", op.describe()), op.attrs().get_axis("axis", op.describe()),
+            op.attr<std::int64_t>("groups"), static_cast<float>(op.attr<double>("epsilon"))};
+}
+
+Order GroupNormAttrs::order(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    if (batch == axis || !x.order().has(batch) || !x.order().has(axis))
+        shape_fail(op,
+                   "input " + x.describe() + " needs distinct axes " + batch.name() + " (batch) and " + axis.name());
+    std::vector<Axis> out{batch};
+    for (const auto& a : x.order().axes())
+        if (a != batch && a != axis) out.push_back(a);
+    out.push_back(axis);
+    return Order(std::move(out));
+}
+
+GroupNormAttrs::Geometry GroupNormAttrs::geometry(const Variable& x) const {
+    const std::int64_t n = x.size(batch), c = x.size(axis);
+    return {n, n * c != 0 ? x.numel() / (n * c) : 0, c};
+}
+
+namespace {
+
+using i64 = std::int64_t;
+
+// ---- schemas ----------------------------------------------------------------------------------
+
+Outputs infer_layer_norm(const Operator& op) {
+    const auto a = RowNormAttrs::parse(op);
+    const Order o = a.order(op);
+    expect_params(op, size_over(in(op, "x"), a.axes), {"gamma", "beta"});
+    return like_x_in(op, o);
+}
+
+Outputs infer_l2_normalize(const Operator& op) { return like_x_in(op, RowNormAttrs::parse(op).order(op)); }
+
+std::optional<Order> order_rows(const Operator& op, const std::string& input) {
+    if (input != "x") return std::nullopt;
+    return RowNormAttrs::parse(op).order(op);
+}
+
+Outputs infer_group_norm(const Operator& op) {
+    const auto a = GroupNormAttrs::parse(op);
+    const Order o = a.order(op);
+    const i64 c = in(op, "x").size(a.axis);
+    if (a.groups < 1 || c % a.groups != 0)
+        shape_fail(op, std::to_string(a.groups) + " groups do not divide the " + std::to_string(c) + " channels of " +
+                           in(op, "x").describe());
+    expect_params(op, c, {"gamma", "beta"});
+    return like_x_in(op, o);
+}
+
+// ---- native kernels ---------------------------------------------------------------------------
+
+/// The slots of the optional inputs gamma and beta.
+struct Affine {
+    std::optional<native::Slot> gamma, beta;
+    explicit Affine(native::BuildContext& b) {
+        if (b.op().has_input("gamma")) gamma = b.in("gamma");
+        if (b.op().has_input("beta")) beta = b.in("beta");
+    }
+    const float* g(const native::RunContext& c) const { return gamma ? c.at(*gamma) : nullptr; }
+    const float* b(const native::RunContext& c) const { return beta ? c.at(*beta) : nullptr; }
+};
+
+std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
+    const auto a = RowNormAttrs::parse(b.op());
+    const auto r = a.rows(*b.op().input("x"));
+    const Affine gb(b);
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::layer_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), r.m, r.k, a.epsilon);
+    });
+}
+
+std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
+    const auto a = GroupNormAttrs::parse(b.op());
+    const auto g = a.geometry(*b.op().input("x"));
+    const Affine gb(b);
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::group_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), g.n, g.s, g.c, a.groups, a.epsilon);
+    });
+}
+
+std::unique_ptr<native::Kernel> build_l2_normalize(native::BuildContext& b) {
+    const auto a = RowNormAttrs::parse(b.op());
+    const auto r = a.rows(*b.op().input("x"));
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { graft_rt::l2_normalize(c.at(x), c.at(y), r.m, r.k, a.epsilon); });
+}
+
+// ---- C++ emitters -----------------------------------------------------------------------------
+
+/// The rows of x as constants M and K, and eps.
+void emit_rows(cpp::EmitContext& ctx) {
+    const auto a = RowNormAttrs::parse(ctx.op());
+    const auto r = a.rows(*ctx.op().input("x"));
+    cpp::use(ctx, "normalization");
+    ctx.constant_i64("M", r.m, "rows");
+    ctx.constant_i64("K", r.k, "normalized over axes " + a.names());
+    ctx.constant_f32("eps", a.epsilon);
+}
+
+void emit_layer_norm(cpp::EmitContext& ctx) {
+    emit_rows(ctx);
+    ctx.line("graft_rt::layer_norm({}, {}, {}, {}, M, K, eps);", ctx.input("x"), cpp::input_or_null(ctx, "gamma"),
+             cpp::input_or_null(ctx, "beta"), ctx.output("y"));
+}
+
+void emit_l2_normalize(cpp::EmitContext& ctx) {
+    emit_rows(ctx);
+    ctx.line("graft_rt::l2_normalize({}, {}, M, K, eps);", ctx.input("x"), ctx.output("y"));
+}
+
+void emit_group_norm(cpp::EmitContext& ctx) {
+    const auto a = GroupNormAttrs::parse(ctx.op());
+    const auto g = a.geometry(*ctx.op().input("x"));
+    cpp::use(ctx, "normalization");
+    ctx.constant_i64("N", g.n, "batch");
+    ctx.constant_i64("S", g.s, "positions per channel");
+    ctx.constant_i64("C", g.c, "channels");
+    ctx.constant_i64("G", a.groups, "groups");
+    ctx.constant_f32("eps", a.epsilon);
+    ctx.line("graft_rt::group_norm({}, {}, {}, {}, N, S, C, G, eps);", ctx.input("x"), cpp::input_or_null(ctx, "gamma"),
+             cpp::input_or_null(ctx, "beta"), ctx.output("y"));
+}
+
+}  // namespace
+
+void register_normalization(Registry& r) {
+    OpSchema ln;
+    ln.type = kLayerNorm;
+    ln.inputs = {"x", "gamma?", "beta?"};
+    ln.infer = infer_layer_norm;
+    ln.required_order = order_rows;
+    ln.inplace = true;
+    ln.doc = "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order";
+    r.add_op(std::move(ln));
+    r.add_generator<native::Backend>(kLayerNorm, build_layer_norm);
+    r.add_generator<cpp::Backend>(kLayerNorm, emit_layer_norm);
+
+    OpSchema gn;
+    gn.type = kGroupNorm;
+    gn.inputs = {"x", "gamma?", "beta?"};
+    gn.infer = infer_group_norm;
+    gn.required_order = [](const Operator& op, const std::string& input) -> std::optional<Order> {
+        if (input != "x") return std::nullopt;
+        return GroupNormAttrs::parse(op).order(op);
+    };
+    gn.inplace = true;
+    gn.doc = "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes";
+    r.add_op(std::move(gn));
+    r.add_generator<native::Backend>(kGroupNorm, build_group_norm);
+    r.add_generator<cpp::Backend>(kGroupNorm, emit_group_norm);
+
+    OpSchema l2;
+    l2.type = kL2Normalize;
+    l2.inputs = {"x"};
+    l2.infer = infer_l2_normalize;
+    l2.required_order = order_rows;
+    l2.inplace = true;
+    l2.doc = "y = x / sqrt(max(sum over `axes` of x^2, epsilon))";
+    r.add_op(std::move(l2));
+    r.add_generator<native::Backend>(kL2Normalize, build_l2_normalize);
+    r.add_generator<cpp::Backend>(kL2Normalize, emit_l2_normalize);
+}
+
+}  // namespace graft::ops

@@ -1,0 +1,57 @@
+// The normalization family: LayerNorm, GroupNorm, L2Normalize (Keras LayerNormalization,
+// GroupNormalization, UnitNormalization and the normalizing of Dot(normalize=True)).
+//   LayerNorm   x, gamma?, beta?  attrs axes (names), epsilon: mean / variance over `axes`;
+//               gamma / beta hold the product of those sizes, flattened in the order of `axes`.
+//   GroupNorm   x, gamma?, beta?  attrs batch_axis, axis, groups, epsilon: statistics per batch
+//               item and group of `axis` over every other axis.
+//   L2Normalize x                 attrs axes, epsilon: x / sqrt(max(sum x^2, epsilon)).
+// Each op asks for its reduced axes last (GroupNorm: batch first, axis last), so the kernels
+// (graft_rt/normalization.hpp) see rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graft/ir/operator.hpp"
+
+namespace graft::ops {
+
+inline constexpr const char* kLayerNorm = "LayerNorm";
+inline constexpr const char* kGroupNorm = "GroupNorm";
+inline constexpr const char* kL2Normalize = "L2Normalize";
+
+/// LayerNorm and L2Normalize: statistics over `axes`, which the op asks for last (in that order),
+/// so that x is rows [m, k] with k the product of their sizes.
+struct RowNormAttrs {
+    std::vector<Axis> axes;
+    float epsilon;
+
+    static RowNormAttrs parse(const Operator& op);
+    /// The order the op reads x in: x's axes with `axes` last (ShapeError if x lacks one).
+    Order order(const Operator& op) const;
+    struct Rows {
+        std::int64_t m, k;
+    };
+    Rows rows(const Variable& x) const;
+    /// "HW": the axes' names, for comments.
+    std::string names() const;
+};
+
+/// GroupNorm: `groups` contiguous groups of the channel axis `axis`; the op reads x as
+/// [n (batch_axis), s (every other axis), c (axis)].
+struct GroupNormAttrs {
+    Axis batch, axis;
+    std::int64_t groups;
+    float epsilon;
+
+    static GroupNormAttrs parse(const Operator& op);
+    /// batch_axis first, axis last (ShapeError unless x has both, distinct).
+    Order order(const Operator& op) const;
+    struct Geometry {
+        std::int64_t n, s, c;
+    };
+    Geometry geometry(const Variable& x) const;
+};
+
+}  // namespace graft::ops
