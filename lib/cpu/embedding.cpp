@@ -1,4 +1,4 @@
-// Embedding lookup, Keras masks (mask_zero, Masking) and the batched matrix product.
+// Embedding lookup and Keras masks (mask_zero, Masking).
 #include <cstring>
 
 #include "cpu/internal.hpp"
@@ -37,11 +37,6 @@ void masking(const float* x, float* y, float* mask, i64 M, i64 K, float mask_val
         for (i64 k = 0; k < K; ++k) yr[k] = keep ? xr[k] : 0.f;
         if (mask) mask[m] = keep ? 1.f : 0.f;
     }
-}
-
-void batch_matmul(const float* x, const float* w, float* y, i64 B, i64 M, i64 K, i64 N) {
-    for (i64 b = 0; b < B; ++b)
-        detail::gemm(x + b * M * K, K, w + b * K * N, N, y + b * M * N, N, M, K, N, nullptr, false, nullptr);
 }
 
 }  // namespace graft::cpu

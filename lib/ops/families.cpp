@@ -20,13 +20,9 @@ void register_builtin_ops(Registry& r) {
     register_embedding(r);
     register_attention(r);
     register_conv3d(r);
-    register_conv_transpose(r);
-    register_depthwise(r);
     register_pad(r);
     register_resize(r);
     register_fused_elementwise(r);
-    cpp::register_linear_emitters(r);
-    cpp::register_conv_emitters(r);
     cpp::register_pool_emitters(r);
     cpp::register_elementwise_emitters(r);
     cpp::register_shape_emitters(r);

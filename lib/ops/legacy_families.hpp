@@ -5,8 +5,6 @@
 #include "graft/registry.hpp"
 
 namespace graft::cpp {
-void register_linear_emitters(Registry& r);
-void register_conv_emitters(Registry& r);
 void register_pool_emitters(Registry& r);
 void register_elementwise_emitters(Registry& r);
 void register_shape_emitters(Registry& r);
@@ -17,8 +15,6 @@ void register_fused_emitters(Registry& r);
 }  // namespace graft::cpp
 
 namespace graft::ops {
-void register_linear(Registry& r);
-void register_conv(Registry& r);
 void register_pool(Registry& r);
 void register_elementwise(Registry& r);
 void register_normalization(Registry& r);
@@ -29,8 +25,6 @@ void register_layer_norm(Registry& r);
 void register_embedding(Registry& r);
 void register_attention(Registry& r);
 void register_conv3d(Registry& r);
-void register_conv_transpose(Registry& r);
-void register_depthwise(Registry& r);
 void register_pad(Registry& r);
 void register_resize(Registry& r);
 void register_fused_elementwise(Registry& r);

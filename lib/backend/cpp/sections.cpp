@@ -6,7 +6,7 @@ namespace graft::cpp {
 const std::vector<Section>& sections() {
     static const std::vector<Section> all = [] {
         std::vector<Section> s;
-        for (auto part : {math_sections(), gemm_sections(), layout_sections(), sequence_sections()})
+        for (auto part : {math_sections(), layout_sections(), sequence_sections()})
             s.insert(s.end(), part.begin(), part.end());
         return s;
     }();

@@ -16,7 +16,6 @@ struct Section {
 /// Every built-in section (rt_*.cpp).
 const std::vector<Section>& sections();
 std::vector<Section> math_sections();      // rt_math.cpp: activations, affine, merge, softmax, norms, masks
-std::vector<Section> gemm_sections();      // rt_gemm.cpp: gemm, dense, convolutions, batch matmul
 std::vector<Section> layout_sections();    // rt_layout.cpp: transpose, concat, pad, resize, pooling
 std::vector<Section> sequence_sections();  // rt_sequence.cpp: recurrent layers, attention
 }  // namespace graft::cpp
