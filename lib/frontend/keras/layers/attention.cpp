@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/linear/linear.hpp"
 
 namespace graft::keras {
 
@@ -93,7 +94,7 @@ Variable* project(LayerContext& ctx, const Value& x, const std::string& name, co
     }
     Attributes a;
     a.set("axis", Axis::C);
-    return ctx.op("Linear", std::move(ins), std::move(a), name)->output("y");
+    return ctx.op(ops::kLinear, std::move(ins), std::move(a), name)->output("y");
 }
 
 void multi_head_attention(LayerContext& ctx) {

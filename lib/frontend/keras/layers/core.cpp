@@ -1,6 +1,7 @@
 // Core Keras layers: Dense, Activation, inference no-ops (Dropout, noise), Flatten, Reshape,
 // Permute; and the activation helpers every family uses.
 #include "frontend/keras/layers/layers.hpp"
+#include "ops/linear/linear.hpp"
 
 namespace graft::keras {
 
@@ -69,7 +70,7 @@ void dense(LayerContext& ctx) {
     if (use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {units}));
     Attributes a;
     a.set("axis", x.logical.back());
-    Value y{ctx.op("Linear", std::move(ins), std::move(a))->output("y"), x.logical};
+    Value y{ctx.op(ops::kLinear, std::move(ins), std::move(a))->output("y"), x.logical};
     ctx.set_outputs({apply_activation(ctx, y, c.get_string("activation", "linear"))});
 }
 
