@@ -317,6 +317,16 @@ void run_conv(const Conv2DParams& p, const ActParams& a, bool with_bias) {
     // The native kernel for computed weights: the GEMM tap by tap, as a 3-D convolution.
     conv3d_ndhwc_unpacked(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), graft_rt::as_3d(p), a);
     check_close(y, ref, 1e-5, s.str());
+    // graft_rt's (the generated code's) on packed weights, tap by tap and by im2col blocks of rows.
+    const i64 K = p.kh * p.kw * p.cin;
+    fvec packed(static_cast<std::size_t>(graft_rt::packed_floats(K, p.cout)));
+    graft_rt::pack_panels(w.data(), p.cout, K, p.cout, packed.data());
+    for (i64 block_rows : {i64{0}, i64{2}}) {
+        fvec work(static_cast<std::size_t>(block_rows * p.ow * K)), y2(y.size(), 77.f);
+        graft_rt::conv2d_nhwc(x.data(), packed.data(), with_bias ? b.data() : nullptr, y2.data(), p, a, block_rows,
+                              work.data());
+        check_close(y2, ref, 1e-5, s.str() + " graft_rt block_rows=" + std::to_string(block_rows));
+    }
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ void span(i64 in, i64 k, i64 s, i64 d, bool same, i64& out, i64& pad) {
 
 }  // namespace
 
-TEST_CASE("kernels: conv3d_ndhwc_unpacked matches a direct loop", "[kernels][conv3d]") {
+TEST_CASE("kernels: conv3d_ndhwc_unpacked and graft_rt::conv3d_ndhwc match a direct loop", "[kernels][conv3d]") {
     for (int trial = 0; trial < 24; ++trial) {
         Conv3DParams p{};
         p.n = ri(1, 2), p.d = ri(2, 6), p.h = ri(2, 6), p.w = ri(2, 7), p.cin = ri(1, 4);
@@ -73,6 +73,11 @@ TEST_CASE("kernels: conv3d_ndhwc_unpacked matches a direct loop", "[kernels][con
         ActParams a{trial % 5 == 0 ? Act::relu : Act::linear};
         fvec y(static_cast<std::size_t>(p.n * p.od * p.oh * p.ow * p.cout));
         conv3d_ndhwc_unpacked(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
+        // graft_rt's (the generated code's) on the weights packed
+        const i64 K = p.kd * p.kh * p.kw * p.cin;
+        fvec packed(static_cast<std::size_t>(graft_rt::packed_floats(K, p.cout))), y_rt(y.size());
+        graft_rt::pack_panels(w.data(), p.cout, K, p.cout, packed.data());
+        graft_rt::conv3d_ndhwc(x.data(), packed.data(), bias ? b.data() : nullptr, y_rt.data(), p, a);
         dvec ref;
         for (i64 n = 0; n < p.n; ++n)
             for (i64 od = 0; od < p.od; ++od)
@@ -94,6 +99,7 @@ TEST_CASE("kernels: conv3d_ndhwc_unpacked matches a direct loop", "[kernels][con
                             ref.push_back(a.kind == Act::relu ? std::max(s, 0.0) : s);
                         }
         close(y, ref);
+        close(y_rt, ref);
     }
 }
 
