@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graft_rt/act.hpp"
+#include "graft_rt/conv.hpp"
 #include "graft_rt/pool.hpp"
 #include "graft_rt/recurrent.hpp"
 
@@ -32,17 +33,18 @@ void activate(const float* x, float* y, std::int64_t n, const ActParams& a);
 void dense(const float* x, const float* w, const float* bias, float* y,
            std::int64_t M, std::int64_t K, std::int64_t N, const ActParams& a);
 
-/// 2-D convolution, x NHWC, w [KH,KW,Cin,Cout] (Keras layout), y NHWC [N,OH,OW,Cout].
-/// Padding is explicit (top/left; the rest follows from OH/OW); out-of-range taps read zero.
-struct Conv2DParams {
-    std::int64_t n, h, w, cin;
-    std::int64_t kh, kw, cout;
-    std::int64_t stride_h, stride_w, dil_h, dil_w;
-    std::int64_t pad_top, pad_left;
-    std::int64_t oh, ow;
+/// The row epilogue of graft_rt's convolution loops with the fast activation (see
+/// graft_rt::RowActivation): y[0, n) = act(y[0, n)).
+struct ActivateRows {
+    ActParams act;
+    void operator()(float* y, std::int64_t n) const {
+        if (act.kind != Act::linear) activate(y, y, n, act);
+    }
 };
-void conv2d_nhwc(const float* x, const float* w, const float* bias, float* y,
-                 const Conv2DParams& p, const ActParams& a);
+
+/// Convolution geometries: graft_rt's (lib/rt/graft_rt/conv.hpp).
+using graft_rt::Conv2DParams;
+using graft_rt::Conv3DParams;
 
 /// 2-D pooling over NHWC windows (p.d = p.kd = p.od = 1), vectorized; the same results as
 /// graft_rt::pool_ndhwc (average pooling divides by the number of in-range taps, TF/Keras).
@@ -94,45 +96,14 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
          const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
          const RnnPrepared& prep = {});
 
-// ---- convolution families (conv3d.cpp, depthwise.cpp, conv_transpose.cpp). All channels-last;
-// padding explicit (leading pad; the rest follows from the output size); out-of-range taps read zero.
+// ---- convolutions (conv.cpp). All channels-last; padding explicit (leading pad; the rest follows
+// from the output size); out-of-range taps read zero. Depthwise and transposed convolutions run
+// graft_rt's kernels.
 
-/// 3-D convolution, x NDHWC, w [KD,KH,KW,Cin,Cout] (Keras layout), y NDHWC [N,OD,OH,OW,Cout].
-struct Conv3DParams {
-    std::int64_t n, d, h, w, cin;
-    std::int64_t kd, kh, kw, cout;
-    std::int64_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
-    std::int64_t pad_front, pad_top, pad_left;
-    std::int64_t od, oh, ow;
-};
-void conv3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
-                  const Conv3DParams& p, const ActParams& a);
-
-/// Depthwise 2-D convolution, x NHWC, w [KH,KW,Cin,M] (Keras layout), bias [Cin*M] or null,
-/// y NHWC [N,OH,OW,Cin*M] with output channel c*M + m.
-struct DepthwiseParams {
-    std::int64_t n, h, w, cin, mult;
-    std::int64_t kh, kw;
-    std::int64_t stride_h, stride_w, dil_h, dil_w;
-    std::int64_t pad_top, pad_left;
-    std::int64_t oh, ow;
-};
-void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* y,
-                      const DepthwiseParams& p, const ActParams& a);
-
-/// Transposed 3-D convolution (the gradient of conv3d w.r.t. its input), x NDHWC [N,D,H,W,Cin],
-/// w [KD,KH,KW,Cout,Cin] (Keras Conv3DTranspose layout), y NDHWC [N,OD,OH,OW,Cout]:
-/// y[o] = bias + sum over taps k and inputs i with i*stride - pad + k*dil == o of w[k] . x[i].
-/// 2-D and 1-D transposed convolutions are this with D (and H) = 1.
-struct ConvTransposeParams {
-    std::int64_t n, d, h, w, cin;
-    std::int64_t kd, kh, kw, cout;
-    std::int64_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
-    std::int64_t pad_front, pad_top, pad_left;
-    std::int64_t od, oh, ow;
-};
-void conv_transpose3d_ndhwc(const float* x, const float* w, const float* bias, float* y,
-                            const ConvTransposeParams& p, const ActParams& a);
+/// Convolution over NDHWC with the Keras kernel w [KD,KH,KW,Cin,Cout] as it is (not packed): the
+/// loop of graft_rt::conv_rows, every tap a product on the GEMM. 1-D and 2-D: graft_rt::as_3d.
+void conv3d_ndhwc_unpacked(const float* x, const float* w, const float* bias, float* y,
+                           const Conv3DParams& p, const ActParams& a);
 
 
 /// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].

@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include "graft_rt/gemm.hpp"
+
 namespace graft::cpp {
 
 void use(EmitContext& ctx, const std::string& key) { ctx.use(key); }
@@ -16,14 +18,11 @@ std::string act_literal(EmitContext& ctx, const cpu::ActParams& p) {
     return format("graft_rt::ActParams{graft_rt::Act::{}, {}, {}, {}}", graft_rt::act_name(p.kind), p.alpha, p.max_value, p.threshold);
 }
 
-std::int64_t packed_floats(std::int64_t K, std::int64_t N) { return (N + 15) / 16 * 16 * K; }
+std::int64_t packed_floats(std::int64_t K, std::int64_t N) { return graft_rt::packed_floats(K, N); }
 
 std::vector<float> pack_panels(const std::vector<float>& w, std::int64_t K, std::int64_t N) {
-    std::vector<float> out(static_cast<std::size_t>(packed_floats(K, N)), 0.f);
-    for (std::int64_t p = 0; p * 16 < N; ++p)
-        for (std::int64_t k = 0; k < K; ++k)
-            for (std::int64_t j = 0; j < 16 && p * 16 + j < N; ++j)
-                out[static_cast<std::size_t>((p * K + k) * 16 + j)] = w[static_cast<std::size_t>(k * N + p * 16 + j)];
+    std::vector<float> out(static_cast<std::size_t>(graft_rt::packed_floats(K, N)));
+    graft_rt::pack_panels(w.data(), N, K, N, out.data());
     return out;
 }
 

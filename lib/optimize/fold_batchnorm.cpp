@@ -1,5 +1,6 @@
-// Rule fold_batchnorm: y = BN(P(x)) where P is a Linear or a convolution (weights w with the
-// output channel as their last axis, optional bias b in order C) becomes P'(x) with
+// Rule fold_batchnorm: y = BN(P(x)) where P's schema folds_channel_scale (Linear, Conv1D,
+// Conv2D: weights w with the output channel as their last axis, optional bias b in order C)
+// becomes P'(x) with
 //   s = gamma / sqrt(var + eps),  w' = w * s (per output channel),  b' = (b - mean) * s + beta.
 // It fires only when the BN normalizes P's output-channel axis, P has no activation epilogue,
 // all BN parameters and P's weights are constants, and P's output is read by the BN alone (a
@@ -13,15 +14,19 @@ namespace graft::optimize::rules {
 
 namespace {
 
-bool is_weighted(const std::string& t) { return t == "Linear" || t == "Conv1D" || t == "Conv2D"; }
+/// y = x . w (+ b) with w's last axis the output channel (OpSchema::folds_channel_scale).
+bool is_weighted(const Registry& reg, const std::string& t) {
+    const OpSchema* s = reg.find_op(t);
+    return s && s->folds_channel_scale;
+}
 
-bool run(Graph& g, const Registry&) {
+bool run(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* bn : g.topological_order()) {
         if (bn->type() != ops::kBatchNormalization) continue;
         Variable* x = bn->input("x");
         Operator* p = x->producer();
-        if (!p || !is_weighted(p->type()) || !only_read_by(g, x, bn) || p->outputs().size() != 1) continue;
+        if (!p || !is_weighted(reg, p->type()) || !only_read_by(g, x, bn) || p->outputs().size() != 1) continue;
         if (p->attr_or<std::string>("activation", "linear") != "linear" || p->has_input("r")) continue;
         if (x->order().back() != bn->attrs().get_axis("axis", bn->describe())) continue;
         const auto* w = as_constant(p->input("w"));

@@ -312,12 +312,24 @@ void run_conv(const Conv2DParams& p, const ActParams& a, bool with_bias) {
     REQUIRE(p.ow >= 1);
     fvec x = rand_vec(p.n * p.h * p.w * p.cin), w = rand_vec(p.kh * p.kw * p.cin * p.cout), b = rand_vec(p.cout);
     fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout), 77.f);
-    conv2d_nhwc(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), p, a);
+    const dvec ref = conv_ref(x, w, with_bias ? b.data() : nullptr, p, a);
     std::ostringstream s;
     s << "conv h=" << p.h << " w=" << p.w << " cin=" << p.cin << " k=" << p.kh << "x" << p.kw << " cout=" << p.cout
       << " s=" << p.stride_h << "," << p.stride_w << " d=" << p.dil_h << "," << p.dil_w << " pad=" << p.pad_top
       << "," << p.pad_left << " out=" << p.oh << "x" << p.ow;
-    check_close(y, conv_ref(x, w, with_bias ? b.data() : nullptr, p, a), 1e-5, s.str());
+    // The native kernel for computed weights: the GEMM tap by tap, as a 3-D convolution.
+    conv3d_ndhwc_unpacked(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), graft_rt::as_3d(p), a);
+    check_close(y, ref, 1e-5, s.str());
+    // graft_rt's (the generated code's) on packed weights, tap by tap and by im2col blocks of rows.
+    const i64 K = p.kh * p.kw * p.cin;
+    fvec packed(static_cast<std::size_t>(graft_rt::packed_floats(K, p.cout)));
+    graft_rt::pack_panels(w.data(), p.cout, K, p.cout, packed.data());
+    for (i64 block_rows : {i64{0}, i64{2}}) {
+        fvec work(static_cast<std::size_t>(block_rows * p.ow * K)), y2(y.size(), 77.f);
+        graft_rt::conv2d_nhwc(x.data(), packed.data(), with_bias ? b.data() : nullptr, y2.data(), p, a, block_rows,
+                              work.data());
+        check_close(y2, ref, 1e-5, s.str() + " graft_rt block_rows=" + std::to_string(block_rows));
+    }
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft_rt/conv_transpose.hpp"
+#include "graft_rt/depthwise.hpp"
 
 using namespace graft::cpu;
 using i64 = std::int64_t;
@@ -54,7 +56,7 @@ void span(i64 in, i64 k, i64 s, i64 d, bool same, i64& out, i64& pad) {
 
 }  // namespace
 
-TEST_CASE("kernels: conv3d_ndhwc matches a direct loop", "[kernels][conv3d]") {
+TEST_CASE("kernels: conv3d_ndhwc_unpacked and graft_rt::conv3d_ndhwc match a direct loop", "[kernels][conv3d]") {
     for (int trial = 0; trial < 24; ++trial) {
         Conv3DParams p{};
         p.n = ri(1, 2), p.d = ri(2, 6), p.h = ri(2, 6), p.w = ri(2, 7), p.cin = ri(1, 4);
@@ -70,7 +72,12 @@ TEST_CASE("kernels: conv3d_ndhwc matches a direct loop", "[kernels][conv3d]") {
         const bool bias = trial % 4 != 1;
         ActParams a{trial % 5 == 0 ? Act::relu : Act::linear};
         fvec y(static_cast<std::size_t>(p.n * p.od * p.oh * p.ow * p.cout));
-        conv3d_ndhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
+        conv3d_ndhwc_unpacked(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
+        // graft_rt's (the generated code's) on the weights packed
+        const i64 K = p.kd * p.kh * p.kw * p.cin;
+        fvec packed(static_cast<std::size_t>(graft_rt::packed_floats(K, p.cout))), y_rt(y.size());
+        graft_rt::pack_panels(w.data(), p.cout, K, p.cout, packed.data());
+        graft_rt::conv3d_ndhwc(x.data(), packed.data(), bias ? b.data() : nullptr, y_rt.data(), p, a);
         dvec ref;
         for (i64 n = 0; n < p.n; ++n)
             for (i64 od = 0; od < p.od; ++od)
@@ -92,6 +99,7 @@ TEST_CASE("kernels: conv3d_ndhwc matches a direct loop", "[kernels][conv3d]") {
                             ref.push_back(a.kind == Act::relu ? std::max(s, 0.0) : s);
                         }
         close(y, ref);
+        close(y_rt, ref);
     }
 }
 
@@ -134,9 +142,10 @@ TEST_CASE("kernels: graft_rt::pool_ndhwc (3-D) max and average (padding excluded
     }
 }
 
-TEST_CASE("kernels: depthwise2d_nhwc matches a direct loop (multiplier, strides, dilation)", "[kernels][depthwise]") {
+TEST_CASE("kernels: graft_rt::depthwise2d_nhwc matches a direct loop (multiplier, strides, dilation)",
+          "[kernels][depthwise]") {
     for (int trial = 0; trial < 24; ++trial) {
-        DepthwiseParams p{};
+        graft_rt::DepthwiseParams p{};
         p.n = ri(1, 2), p.h = ri(1, 7), p.w = ri(2, 8), p.cin = ri(1, 5), p.mult = ri(1, 3);
         p.kh = ri(1, 3), p.kw = ri(1, 3);
         const bool dilated = trial % 3 == 0, same = trial % 2 == 1;
@@ -150,7 +159,7 @@ TEST_CASE("kernels: depthwise2d_nhwc matches a direct loop (multiplier, strides,
         const bool bias = trial % 4 != 2;
         ActParams a{trial % 5 == 0 ? Act::tanh : Act::linear};
         fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * cout));
-        depthwise2d_nhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
+        graft_rt::depthwise2d_nhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
         dvec ref;
         for (i64 n = 0; n < p.n; ++n)
             for (i64 oh = 0; oh < p.oh; ++oh)
@@ -171,9 +180,9 @@ TEST_CASE("kernels: depthwise2d_nhwc matches a direct loop (multiplier, strides,
     }
 }
 
-TEST_CASE("kernels: conv_transpose3d_ndhwc matches a scatter loop", "[kernels][conv_transpose]") {
+TEST_CASE("kernels: graft_rt::conv_transpose_ndhwc matches a scatter loop", "[kernels][conv_transpose]") {
     for (int trial = 0; trial < 30; ++trial) {
-        ConvTransposeParams p{};
+        graft_rt::ConvTransposeParams p{};
         const bool three = trial % 3 == 0, long_kernel = trial == 7;
         p.n = ri(1, 2), p.d = three ? ri(1, 3) : 1, p.h = ri(1, 4), p.w = ri(1, 5), p.cin = ri(1, 4);
         p.kd = three ? ri(1, 3) : 1, p.kh = ri(1, 3), p.kw = long_kernel ? 67 : ri(1, 4), p.cout = ri(1, 4);
@@ -188,7 +197,7 @@ TEST_CASE("kernels: conv_transpose3d_ndhwc matches a scatter loop", "[kernels][c
         auto x = rnd(p.n * p.d * p.h * p.w * p.cin), w = rnd(p.kd * p.kh * p.kw * p.cout * p.cin), b = rnd(p.cout);
         const bool bias = trial % 2 == 0;
         fvec y(static_cast<std::size_t>(p.n * p.od * p.oh * p.ow * p.cout));
-        conv_transpose3d_ndhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, ActParams{});
+        graft_rt::conv_transpose_ndhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, ActParams{});
         dvec ref(y.size(), 0.0);
         for (i64 n = 0; n < p.n; ++n)
             for (i64 i = 0; i < p.od * p.oh * p.ow; ++i)

@@ -150,12 +150,6 @@ void Generator::use_kernel(const std::string& key, const Operator& op) {
         add_support(key, k.body, op);
         return;
     }
-    for (const auto& s : sections())  // support sections not yet moved to lib/rt
-        if (key == s.key) {
-            for (const char* d : s.deps) use_kernel(d, op);
-            add_support(s.key, s.source, op);
-            return;
-        }
     throw GraphError(op.describe() + ": the cpp emitter asks for kernel header '" + key + "', which graft does not have");
 }
 

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cpp/sections.hpp"
 #include "ops/emit_util.hpp"
 #include "graft/backend/cpp.hpp"
 #include "graft/optimize/passes.hpp"
@@ -72,7 +71,7 @@ public:
     Sources render() const;  // render.cpp
 
     void add_support(const std::string& key, const std::string& source, const Operator& op);
-    /// Kernel header `key` of lib/rt (or a support section not yet moved there), after what it needs.
+    /// Kernel header `key` of lib/rt, after what it needs.
     void use_kernel(const std::string& key, const Operator& op);
 
 private:

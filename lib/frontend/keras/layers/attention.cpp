@@ -11,6 +11,7 @@
 
 #include "frontend/keras/layers/layers.hpp"
 #include "ops/attention/attention.hpp"
+#include "ops/linear/linear.hpp"
 
 namespace graft::keras {
 
@@ -94,7 +95,7 @@ Variable* project(LayerContext& ctx, const Value& x, const std::string& name, co
     }
     Attributes a;
     a.set("axis", Axis::C);
-    return ctx.op("Linear", std::move(ins), std::move(a), name)->output("y");
+    return ctx.op(ops::kLinear, std::move(ins), std::move(a), name)->output("y");
 }
 
 void multi_head_attention(LayerContext& ctx) {

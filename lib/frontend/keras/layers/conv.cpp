@@ -10,6 +10,7 @@
 //    does when loading them into TensorFlow. Keras 1 files do not record their backend.
 // 1-D layers run on the 2-D kernels with H = 1; SeparableConv is depthwise + 1x1 Conv2D.
 #include "frontend/keras/layers/spatial.hpp"
+#include "ops/conv/conv.hpp"
 
 namespace graft::keras {
 
@@ -184,7 +185,7 @@ void conv(LayerContext& ctx, std::size_t nd) {
     const Order& order = nd == 1 ? kOrderTCN : nd == 2 ? OrderHWCN : kOrderDHWCN;
     NamedVars ins{{"x", x.var}, {"w", kernel(ctx, 0, order, spatial_kernel_shape(k, cin, k.filters), true)}};
     if (k.use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {k.filters}));
-    const char* type = nd == 1 ? "Conv1D" : nd == 2 ? "Conv2D" : "Conv3D";
+    const char* type = nd == 1 ? ops::kConv1D : nd == 2 ? ops::kConv2D : ops::kConv3D;
     finish(ctx, ctx.op(type, std::move(ins), conv_attrs(k, false))->output("y"), false, k, nd);
 }
 
@@ -217,7 +218,7 @@ void depthwise(LayerContext& ctx, std::size_t nd) {
     const std::int64_t cin = x->size(Axis::C);
     NamedVars ins{{"x", x}, {"w", depthwise_kernel(ctx, ctx.weight(0), k, cin, mult)}};
     if (k.use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {cin * mult}));
-    finish(ctx, ctx.op("DepthwiseConv2D", std::move(ins), conv_attrs(k, nd == 1))->output("y"), nd == 1, k, nd);
+    finish(ctx, ctx.op(ops::kDepthwiseConv2D, std::move(ins), conv_attrs(k, nd == 1))->output("y"), nd == 1, k, nd);
 }
 
 void separable(LayerContext& ctx, std::size_t nd) {
@@ -230,7 +231,7 @@ void separable(LayerContext& ctx, std::size_t nd) {
     Variable* x = input_2d(ctx, k, nd);
     const std::int64_t cin = x->size(Axis::C);
     NamedVars dw{{"x", x}, {"w", depthwise_kernel(ctx, ctx.weight(0), k, cin, mult)}};
-    Variable* mid = ctx.op("DepthwiseConv2D", std::move(dw), conv_attrs(k, nd == 1), "depthwise")->output("y");
+    Variable* mid = ctx.op(ops::kDepthwiseConv2D, std::move(dw), conv_attrs(k, nd == 1), "depthwise")->output("y");
     const WeightArray& pw = ctx.weight(1);
     Shape pw_shape(nd, 1);
     pw_shape.push_back(cin * mult);
@@ -243,7 +244,7 @@ void separable(LayerContext& ctx, std::size_t nd) {
     a.set("strides", std::vector<std::int64_t>{1, 1});
     a.set("dilations", std::vector<std::int64_t>{1, 1});
     a.set("padding", "valid");
-    finish(ctx, ctx.op("Conv2D", std::move(ins), std::move(a), "pointwise")->output("y"), nd == 1, k, nd);
+    finish(ctx, ctx.op(ops::kConv2D, std::move(ins), std::move(a), "pointwise")->output("y"), nd == 1, k, nd);
 }
 
 void transpose_conv(LayerContext& ctx, std::size_t nd) {
@@ -271,7 +272,7 @@ void transpose_conv(LayerContext& ctx, std::size_t nd) {
     }
     NamedVars ins{{"x", x}, {"w", w}};
     if (k.use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {k.filters}));
-    finish(ctx, ctx.op(nd == 3 ? "ConvTranspose3D" : "ConvTranspose2D", std::move(ins), std::move(a))->output("y"), nd == 1, k,
+    finish(ctx, ctx.op(nd == 3 ? ops::kConvTranspose3D : ops::kConvTranspose2D, std::move(ins), std::move(a))->output("y"), nd == 1, k,
            nd);
 }
 

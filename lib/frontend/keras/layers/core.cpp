@@ -3,6 +3,7 @@
 #include "frontend/keras/layers/layers.hpp"
 #include "ops/activation/activation.hpp"
 #include "ops/elementwise/elementwise.hpp"
+#include "ops/linear/linear.hpp"
 #include "ops/shape/shape.hpp"
 
 namespace graft::keras {
@@ -86,7 +87,7 @@ void dense(LayerContext& ctx) {
     if (use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {units}));
     Attributes a;
     a.set("axis", x.logical.back());
-    Value y{ctx.op("Linear", std::move(ins), std::move(a))->output("y"), x.logical};
+    Value y{ctx.op(ops::kLinear, std::move(ins), std::move(a))->output("y"), x.logical};
     ctx.set_outputs({apply_activation(ctx, y, c.get_string("activation", "linear"))});
 }
 

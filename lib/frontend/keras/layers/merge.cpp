@@ -4,6 +4,7 @@
 
 #include "frontend/keras/layers/layers.hpp"
 #include "ops/elementwise/elementwise.hpp"
+#include "ops/linear/linear.hpp"
 #include "ops/normalization/normalization.hpp"
 #include "ops/shape/shape.hpp"
 
@@ -67,7 +68,7 @@ void dot(LayerContext& ctx) {
     a.set("x_axis", ax);
     a.set("y_axis", ay);
     a.set("out_order", out_rank == 1 ? Order{out[0]} : out);
-    Variable* r = ctx.op("BatchMatMul", {{"x", x.var}, {"y", y.var}}, std::move(a))->output("y");
+    Variable* r = ctx.op(ops::kBatchMatMul, {{"x", x.var}, {"y", y.var}}, std::move(a))->output("y");
     if (out_rank == 1) {  // Keras expands a rank-1 batch_dot result to (batch, 1)
         Attributes ra;
         ra.set("in_order", Order{out[0]});
