@@ -56,6 +56,7 @@ std::vector<Example> elementwise_examples();
 std::vector<Example> shape_examples();
 std::vector<Example> linear_conv_examples();
 std::vector<Example> sequence_examples();
+std::vector<Example> conv_more_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 
