@@ -57,6 +57,7 @@ std::vector<Example> shape_examples();
 std::vector<Example> linear_conv_examples();
 std::vector<Example> sequence_examples();
 std::vector<Example> conv_more_examples();
+std::vector<Example> recurrent_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 
