@@ -56,6 +56,9 @@ std::vector<Example> elementwise_examples();
 std::vector<Example> shape_examples();
 std::vector<Example> linear_conv_examples();
 std::vector<Example> sequence_examples();
+std::vector<Example> conv_more_examples();
+std::vector<Example> recurrent_examples();
+std::vector<Example> fused_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 
