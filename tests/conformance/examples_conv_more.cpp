@@ -150,6 +150,12 @@ Example matmul(const std::string& name, Order xo, Shape xs, Axis xk, Order yo, S
     e.attrs.set("x_axis", xk);
     e.attrs.set("y_axis", yk);
     e.attrs.set("out_order", out);
+    for (const auto& [key, o, k] : {std::make_tuple("x_free", xo, xk), std::make_tuple("y_free", yo, yk)}) {
+        std::vector<std::string> names;
+        for (const auto& a : o.axes())
+            if (a != Axis::N && a != k) names.push_back(a.name());
+        e.attrs.set(key, names);
+    }
     e.inputs = {input("x", xo, xs, seed), input("y", yo, ys, seed + 1)};
     e.reference = [=](const std::vector<Operand>& in) {
         const Operand &x = in[0], &y = in[1];

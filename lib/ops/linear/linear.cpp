@@ -36,10 +36,23 @@ BatchMatMulAttrs BatchMatMulAttrs::parse(const Operator& op) {
         shape_fail(op, "input " + x.describe() + " has no axis " + m.x_axis.name() + " to contract");
     if (!y.order().has(m.y_axis) || m.y_axis == m.batch)
         shape_fail(op, "input " + y.describe() + " has no axis " + m.y_axis.name() + " to contract");
-    for (const auto& a : x.order().axes())
-        if (a != m.batch && a != m.x_axis) m.x_rest.push_back(a);
-    for (const auto& a : y.order().axes())
-        if (a != m.batch && a != m.y_axis) m.y_rest.push_back(a);
+    // The free axes in the order the result lists them: attributes x_free / y_free (what the
+    // converter saw), so that the result never depends on the memory order of an input. Without
+    // them (descriptors written before graft 0.1's x_free), the inputs' memory order.
+    auto free_axes = [&](const Variable& v, const Axis& contracted, const char* key) {
+        std::vector<Axis> rest;
+        for (const auto& a : v.order().axes())
+            if (a != m.batch && a != contracted) rest.push_back(a);
+        if (!op.attrs().has(key)) return rest;
+        std::vector<Axis> listed;
+        for (const auto& n : op.attr<std::vector<std::string>>(key)) listed.emplace_back(n);
+        if (!Order(listed).same_axes(Order(rest)))
+            shape_fail(op, std::string(key) + " " + Order(listed).str() + " should name the free axes " + Order(rest).str() +
+                               " of " + v.describe());
+        return listed;
+    };
+    m.x_rest = free_axes(x, m.x_axis, "x_free");
+    m.y_rest = free_axes(y, m.y_axis, "y_free");
     if (x.size(m.x_axis) != y.size(m.y_axis))
         shape_fail(op, "contracted axes differ: " + x.describe() + " axis " + m.x_axis.name() + " vs " + y.describe() +
                            " axis " + m.y_axis.name());

@@ -2,7 +2,8 @@
 //   Linear       y = act(x . w + b), contracting axis `axis` of x with w [K, N] (order CN); Keras
 //                Dense (also under TimeDistributed) and the projections of attention layers.
 //   BatchMatMul  per item of axis `batch`, x's axis x_axis contracted with y's axis y_axis; the
-//                result's axes (batch, x's other axes, then y's) are named by out_order.
+//                result's axes (batch, x's other axes in the order of attribute x_free, then y's in
+//                the order of y_free) are named by out_order.
 // Their typed attributes, read once here and shared by inference, kernel builders and emitters.
 #pragma once
 
@@ -33,7 +34,7 @@ struct LinearAttrs {
 
 struct BatchMatMulAttrs {
     Axis batch, x_axis, y_axis;
-    std::vector<Axis> x_rest, y_rest;  ///< the other axes of x and of y, in their order
+    std::vector<Axis> x_rest, y_rest;  ///< the other axes of x and of y, in the result's order
 
     /// Reads the attributes and checks them against the inputs (ShapeError).
     static BatchMatMulAttrs parse(const Operator& op);

@@ -68,6 +68,13 @@ void dot(LayerContext& ctx) {
     a.set("x_axis", ax);
     a.set("y_axis", ay);
     a.set("out_order", out_rank == 1 ? Order{out[0]} : out);
+    // Keras' order of the free axes: the logical one, whatever the memory order of the inputs.
+    for (const auto* v : {&x, &y}) {
+        std::vector<std::string> names;
+        for (const auto& ax_ : v->logical.axes())
+            if (ax_ != x.logical[0] && ax_ != (v == &x ? ax : ay)) names.push_back(ax_.name());
+        a.set(v == &x ? "x_free" : "y_free", names);
+    }
     Variable* r = ctx.op(ops::kBatchMatMul, {{"x", x.var}, {"y", y.var}}, std::move(a))->output("y");
     if (out_rank == 1) {  // Keras expands a rank-1 batch_dot result to (batch, 1)
         Attributes ra;
