@@ -1,0 +1,122 @@
+// tests/unit/kernel_ref.hpp - what the kernel tests share: random inputs, the closeness check
+// and double-precision reference activations written from their Keras definitions.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/kernels.hpp"
+
+namespace kernel_ref {
+
+using namespace graft::cpu;
+using i64 = std::int64_t;
+using dvec = std::vector<double>;
+using fvec = std::vector<float>;
+
+inline std::mt19937& rng() {
+    static std::mt19937 g(12345);
+    return g;
+}
+
+inline fvec rand_vec(i64 n, float lo = -1.f, float hi = 1.f) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    fvec v(static_cast<std::size_t>(n));
+    for (auto& e : v) e = d(rng());
+    return v;
+}
+
+inline int rand_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng()); }
+
+/// Largest error relative to max(1, |ref|); reports the first offending index.
+inline void check_close(const fvec& got, const dvec& ref, double tol = 1e-5, const std::string& what = "") {
+    REQUIRE(got.size() == ref.size());
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double err = std::fabs(static_cast<double>(got[i]) - ref[i]) / std::max(1.0, std::fabs(ref[i]));
+        if (!(err <= worst)) {  // also catches NaN
+            worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+            at = i;
+        }
+    }
+    INFO(what << " worst relative error " << worst << " at " << at << " (got "
+              << (got.empty() ? 0.f : got[at]) << ", want " << (ref.empty() ? 0.0 : ref[at]) << ")");
+    CHECK(worst <= tol);
+}
+
+// ---------------------------------------------------------------- reference activations
+
+inline double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+inline double act_ref(double x, const ActParams& a) {
+    switch (a.kind) {
+        case Act::linear: return x;
+        case Act::relu: return x > 0 ? x : 0;
+        case Act::sigmoid: return sigmoid_ref(x);
+        case Act::tanh: return std::tanh(x);
+        case Act::softplus: return x > 30 ? x : std::log1p(std::exp(x));
+        case Act::softsign: return x / (1 + std::fabs(x));
+        case Act::elu: return x > 0 ? x : a.alpha * (std::exp(x) - 1);
+        case Act::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * (std::exp(x) - 1));
+        case Act::hard_sigmoid: return std::min(1.0, std::max(0.0, 0.2 * x + 0.5));
+        case Act::hard_sigmoid_keras3: return std::min(1.0, std::max(0.0, x / 6 + 0.5));
+        case Act::swish: return x * sigmoid_ref(x);
+        case Act::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case Act::gelu_tanh:
+            return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case Act::exponential: return std::exp(x);
+        case Act::leaky_relu: return x < 0 ? a.alpha * x : x;
+        case Act::thresholded_relu: return x > a.alpha ? x : 0;
+        case Act::relu_general: {
+            // keras.backend.relu(x, alpha, max_value, threshold), written as in Keras 2.3.
+            const double thr = a.threshold;
+            double t = thr != 0 ? (x > thr ? x : 0) : std::max(x, 0.0);
+            if (a.max_value >= 0) t = std::min(std::max(t, 0.0), static_cast<double>(a.max_value));
+            if (a.alpha != 0) t -= a.alpha * std::max(thr - x, 0.0);
+            return t;
+        }
+        case Act::erf: return std::erf(x);
+    }
+    return x;
+}
+
+inline ActParams act_of(Act k, float alpha = 0.f, float max_value = -1.f, float threshold = 0.f) {
+    ActParams a;
+    a.kind = k;
+    a.alpha = alpha;
+    a.max_value = max_value;
+    a.threshold = threshold;
+    return a;
+}
+
+inline float act1(const ActParams& a, float x) {
+    float y = 0;
+    activate(&x, &y, 1, a);
+    return y;
+}
+
+inline const std::vector<ActParams>& all_acts() {
+    static const std::vector<ActParams> v = {
+        act_of(Act::linear),         act_of(Act::relu),        act_of(Act::sigmoid),
+        act_of(Act::tanh),           act_of(Act::softplus),    act_of(Act::softsign),
+        act_of(Act::elu, 1.f),       act_of(Act::elu, 0.3f),   act_of(Act::selu),
+        act_of(Act::hard_sigmoid),   act_of(Act::hard_sigmoid_keras3), act_of(Act::swish),
+        act_of(Act::gelu),           act_of(Act::gelu_tanh),   act_of(Act::exponential),
+        act_of(Act::leaky_relu, 0.3f), act_of(Act::thresholded_relu, 1.f),
+        act_of(Act::relu_general, 0.f, 6.f, 0.f), act_of(Act::relu_general, 0.1f, 6.f, 0.5f),
+        act_of(Act::relu_general, 0.2f, -1.f, 0.f), act_of(Act::relu_general, 0.f, -1.f, 1.f),
+        act_of(Act::relu_general, 0.25f, 2.f, 0.f), act_of(Act::relu_general, 0.1f, 0.3f, 0.5f),
+        act_of(Act::erf),
+    };
+    return v;
+}
+
+}  // namespace kernel_ref
