@@ -11,10 +11,19 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "graft/backend/cpp_emit.hpp"
 #include "graft/backend/native_kernel.hpp"
 #include "graft/registry.hpp"
 
 namespace graft::ops {
+
+/// Registers op type `s.type`: its schema, its kernel builder and its C++ emitter.
+inline void register_op(Registry& r, OpSchema s, native::KernelBuilder build, cpp::Emitter emit) {
+    const std::string type = s.type;
+    r.add_op(std::move(s));
+    r.add_generator<native::Backend>(type, std::move(build));
+    r.add_generator<cpp::Backend>(type, std::move(emit));
+}
 
 using Outputs = std::vector<std::pair<std::string, TensorType>>;
 

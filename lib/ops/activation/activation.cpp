@@ -50,9 +50,7 @@ void register_activation(Registry& r) {
     s.is_noop = [](const Operator& op) { return op.attr_or<std::string>("activation", "") == "linear"; };
     s.elementwise_program = activation_program;
     s.doc = "y = f(x) elementwise; attrs activation (name), alpha, max_value, threshold";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kActivation, build_activation);
-    r.add_generator<cpp::Backend>(kActivation, emit_activation);
+    register_op(r, std::move(s), build_activation, emit_activation);
 }
 
 }  // namespace graft::ops

@@ -249,9 +249,7 @@ void register_affine(Registry& r) {
     ba.inplace = true;
     ba.elementwise_program = bias_add_program;
     ba.doc = "y = x + b along axis `axis` (b: 1-D, one value per index of that axis); any order";
-    r.add_op(std::move(ba));
-    r.add_generator<native::Backend>(kBiasAdd, build_bias_add);
-    r.add_generator<cpp::Backend>(kBiasAdd, emit_bias_add);
+    register_op(r, std::move(ba), build_bias_add, emit_bias_add);
 
     OpSchema af;
     af.type = kAffine;
@@ -261,9 +259,7 @@ void register_affine(Registry& r) {
     af.inplace = true;
     af.elementwise_program = affine_program;
     af.doc = "y = x * scale + shift; constants over `axes` (flattened in that order) or scalars";
-    r.add_op(std::move(af));
-    r.add_generator<native::Backend>(kAffine, build_affine);
-    r.add_generator<cpp::Backend>(kAffine, emit_affine);
+    register_op(r, std::move(af), build_affine, emit_affine);
 
     OpSchema bn;
     bn.type = kBatchNormalization;
@@ -272,9 +268,7 @@ void register_affine(Registry& r) {
     bn.inplace = true;
     bn.elementwise_program = bn_program;
     bn.doc = "inference batch normalization along axis `axis`; attr epsilon; gamma/beta optional (scale/center off)";
-    r.add_op(std::move(bn));
-    r.add_generator<native::Backend>(kBatchNormalization, build_bn);
-    r.add_generator<cpp::Backend>(kBatchNormalization, emit_bn);
+    register_op(r, std::move(bn), build_bn, emit_bn);
 
     OpSchema pr;
     pr.type = kPReLU;
@@ -284,9 +278,7 @@ void register_affine(Registry& r) {
     pr.inplace = true;
     pr.elementwise_program = prelu_program;
     pr.doc = "y = x < 0 ? alpha * x : x; alpha over every axis of x but batch_axis";
-    r.add_op(std::move(pr));
-    r.add_generator<native::Backend>(kPReLU, build_prelu);
-    r.add_generator<cpp::Backend>(kPReLU, emit_prelu);
+    register_op(r, std::move(pr), build_prelu, emit_prelu);
 }
 
 }  // namespace graft::ops

@@ -104,9 +104,7 @@ void register_attention(Registry& r) {
     a.doc =
         "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
         "causal";
-    r.add_op(std::move(a));
-    r.add_generator<native::Backend>(kAttention, build_attention);
-    r.add_generator<cpp::Backend>(kAttention, emit_attention);
+    register_op(r, std::move(a), build_attention, emit_attention);
 }
 
 }  // namespace graft::ops

@@ -331,9 +331,7 @@ void add(Registry& r, const char* type, const char* doc) {
     s.activation_epilogue = conv2d;
     s.folds_channel_scale = conv2d;
     s.doc = doc;
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(type, conv2d ? build_conv2d : build_other);
-    r.add_generator<cpp::Backend>(type, conv2d ? emit_conv2d : emit_other);
+    register_op(r, std::move(s), conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
 }
 
 }  // namespace

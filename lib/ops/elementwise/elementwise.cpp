@@ -148,9 +148,7 @@ void register_elementwise(Registry& r) {
     id.alias = true;
     id.is_noop = [](const Operator&) { return true; };
     id.doc = "y = x (inference no-ops: Dropout, noise layers); removed by the optimizer";
-    r.add_op(std::move(id));
-    r.add_generator<native::Backend>(kIdentity, build_identity);
-    r.add_generator<cpp::Backend>(kIdentity, emit_identity);
+    register_op(r, std::move(id), build_identity, emit_identity);
 
     OpSchema m;
     m.type = kMerge;
@@ -164,9 +162,7 @@ void register_elementwise(Registry& r) {
     };
     m.elementwise_program = merge_program;
     m.doc = "elementwise add|sub|mul|avg|max|min (attr op) of inputs x0, x1, ... of one shape";
-    r.add_op(std::move(m));
-    r.add_generator<native::Backend>(kMerge, build_merge);
-    r.add_generator<cpp::Backend>(kMerge, emit_merge);
+    register_op(r, std::move(m), build_merge, emit_merge);
 
     OpSchema s;
     s.type = kSoftmax;
@@ -174,9 +170,7 @@ void register_elementwise(Registry& r) {
     s.infer = infer_softmax;
     s.inplace = true;
     s.doc = "softmax along axis `axis`";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kSoftmax, build_softmax);
-    r.add_generator<cpp::Backend>(kSoftmax, emit_softmax);
+    register_op(r, std::move(s), build_softmax, emit_softmax);
 }
 
 }  // namespace graft::ops

@@ -113,9 +113,7 @@ void register_embedding(Registry& r) {
     e.inputs = {"x", "table"};
     e.infer = infer_embedding;
     e.doc = "y[..., :] = table[int(x[...]), :] (zeros for an index outside [0, V) or NaN); new last axis `axis`";
-    r.add_op(std::move(e));
-    r.add_generator<native::Backend>(kEmbedding, build_embedding);
-    r.add_generator<cpp::Backend>(kEmbedding, emit_embedding);
+    register_op(r, std::move(e), build_embedding, emit_embedding);
 
     OpSchema z;
     z.type = kNonZeroMask;
@@ -125,9 +123,7 @@ void register_embedding(Registry& r) {
         return {{"mask", {x.order(), x.shape()}}};
     };
     z.doc = "mask = (x != 0) as 1/0 (Keras Embedding mask_zero)";
-    r.add_op(std::move(z));
-    r.add_generator<native::Backend>(kNonZeroMask, build_nonzero_mask);
-    r.add_generator<cpp::Backend>(kNonZeroMask, emit_nonzero_mask);
+    register_op(r, std::move(z), build_nonzero_mask, emit_nonzero_mask);
 
     OpSchema m;
     m.type = kMasking;
@@ -137,9 +133,7 @@ void register_embedding(Registry& r) {
         return MaskingAttrs::parse(op).order(in(op, "x"));
     };
     m.doc = "Keras Masking: rows (along `axis`) all equal to mask_value become 0; mask = 1 where a row is kept";
-    r.add_op(std::move(m));
-    r.add_generator<native::Backend>(kMasking, build_masking);
-    r.add_generator<cpp::Backend>(kMasking, emit_masking);
+    register_op(r, std::move(m), build_masking, emit_masking);
 }
 
 }  // namespace graft::ops

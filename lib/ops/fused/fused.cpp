@@ -341,9 +341,7 @@ void register_fused(Registry& r) {
     s.inplace = true;
     s.elementwise_program = fused::itself;
     s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kFusedElementwise, fused::build);
-    r.add_generator<cpp::Backend>(kFusedElementwise, fused::emit);
+    register_op(r, std::move(s), fused::build, fused::emit);
 }
 
 }  // namespace graft::ops

@@ -209,9 +209,7 @@ void register_linear(Registry& r) {
     s.activation_epilogue = true;
     s.folds_channel_scale = true;
     s.doc = "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kLinear, build_linear);
-    r.add_generator<cpp::Backend>(kLinear, emit_linear);
+    register_op(r, std::move(s), build_linear, emit_linear);
 
     OpSchema m;
     m.type = kBatchMatMul;
@@ -219,9 +217,7 @@ void register_linear(Registry& r) {
     m.infer = infer_matmul;
     m.required_order = order_matmul;
     m.doc = "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order";
-    r.add_op(std::move(m));
-    r.add_generator<native::Backend>(kBatchMatMul, build_matmul);
-    r.add_generator<cpp::Backend>(kBatchMatMul, emit_matmul);
+    register_op(r, std::move(m), build_matmul, emit_matmul);
 }
 
 }  // namespace graft::ops

@@ -166,9 +166,7 @@ void register_normalization(Registry& r) {
     ln.required_order = order_rows;
     ln.inplace = true;
     ln.doc = "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order";
-    r.add_op(std::move(ln));
-    r.add_generator<native::Backend>(kLayerNorm, build_layer_norm);
-    r.add_generator<cpp::Backend>(kLayerNorm, emit_layer_norm);
+    register_op(r, std::move(ln), build_layer_norm, emit_layer_norm);
 
     OpSchema gn;
     gn.type = kGroupNorm;
@@ -180,9 +178,7 @@ void register_normalization(Registry& r) {
     };
     gn.inplace = true;
     gn.doc = "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes";
-    r.add_op(std::move(gn));
-    r.add_generator<native::Backend>(kGroupNorm, build_group_norm);
-    r.add_generator<cpp::Backend>(kGroupNorm, emit_group_norm);
+    register_op(r, std::move(gn), build_group_norm, emit_group_norm);
 
     OpSchema l2;
     l2.type = kL2Normalize;
@@ -191,9 +187,7 @@ void register_normalization(Registry& r) {
     l2.required_order = order_rows;
     l2.inplace = true;
     l2.doc = "y = x / sqrt(max(sum over `axes` of x^2, epsilon))";
-    r.add_op(std::move(l2));
-    r.add_generator<native::Backend>(kL2Normalize, build_l2_normalize);
-    r.add_generator<cpp::Backend>(kL2Normalize, emit_l2_normalize);
+    register_op(r, std::move(l2), build_l2_normalize, emit_l2_normalize);
 }
 
 }  // namespace graft::ops

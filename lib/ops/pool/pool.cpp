@@ -156,9 +156,7 @@ void register_pool(Registry& r) {
         p.required_order = [order](const Operator&, const std::string&) { return std::optional<Order>(order); };
         p.doc = is3d ? "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same"
                      : "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same";
-        r.add_op(std::move(p));
-        r.add_generator<native::Backend>(type, build_pool);
-        r.add_generator<cpp::Backend>(type, emit_pool);
+        register_op(r, std::move(p), build_pool, emit_pool);
     }
 
     OpSchema g;
@@ -169,9 +167,7 @@ void register_pool(Registry& r) {
         return std::optional<Order>(GlobalPoolAttrs::parse(op).input_order(op));
     };
     g.doc = "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes";
-    r.add_op(std::move(g));
-    r.add_generator<native::Backend>(kGlobalPool, build_global);
-    r.add_generator<cpp::Backend>(kGlobalPool, emit_global);
+    register_op(r, std::move(g), build_global, emit_global);
 }
 
 }  // namespace graft::ops

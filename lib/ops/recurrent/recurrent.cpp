@@ -234,9 +234,7 @@ void register_recurrent(Registry& r) {
         s.doc =
             "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
             "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)";
-        r.add_op(std::move(s));
-        r.add_generator<native::Backend>(type, build_rnn);
-        r.add_generator<cpp::Backend>(type, emit_rnn);
+        register_op(r, std::move(s), build_rnn, emit_rnn);
     }
 }
 

@@ -114,9 +114,7 @@ void register_resize(Registry& r) {
     u.inputs = {"x"};
     u.infer = infer_upsample;
     u.doc = "nearest-neighbour upsampling: every entry repeated `factors` times along the axes `axes`, any layout";
-    r.add_op(std::move(u));
-    r.add_generator<native::Backend>(kUpsample, build_upsample);
-    r.add_generator<cpp::Backend>(kUpsample, emit_upsample);
+    register_op(r, std::move(u), build_upsample, emit_upsample);
 
     OpSchema s;
     s.type = kResizeBilinear;
@@ -124,9 +122,7 @@ void register_resize(Registry& r) {
     s.infer = infer_bilinear;
     s.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNHWC); };
     s.doc = "bilinear upsampling of NHWC images by integer factors[2]; attr half_pixel (TF 2 sampling) or not (TF 1)";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kResizeBilinear, build_bilinear);
-    r.add_generator<cpp::Backend>(kResizeBilinear, emit_bilinear);
+    register_op(r, std::move(s), build_bilinear, emit_bilinear);
 }
 
 }  // namespace graft::ops

@@ -272,9 +272,7 @@ void register_shape(Registry& r) {
     t.infer = infer_transpose;
     t.is_noop = [](const Operator& op) { return in(op, "x").order() == TransposeAttrs::parse(op).order; };
     t.doc = "y = x laid out in order `order` (same axes)";
-    r.add_op(std::move(t));
-    r.add_generator<native::Backend>(kTranspose, build_transpose);
-    r.add_generator<cpp::Backend>(kTranspose, emit_transpose);
+    register_op(r, std::move(t), build_transpose, emit_transpose);
 
     OpSchema s;
     s.type = kReshape;
@@ -286,9 +284,7 @@ void register_shape(Registry& r) {
     s.alias = true;
     s.is_noop = reshape_is_noop;
     s.doc = "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)";
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(kReshape, build_reshape);
-    r.add_generator<cpp::Backend>(kReshape, emit_reshape);
+    register_op(r, std::move(s), build_reshape, emit_reshape);
 
     OpSchema c;
     c.type = kConcat;
@@ -296,27 +292,21 @@ void register_shape(Registry& r) {
     c.infer = infer_concat;
     c.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(op.inputs().at(0).second->order()); };
     c.doc = "concatenation of x0, x1, ... along axis `axis`";
-    r.add_op(std::move(c));
-    r.add_generator<native::Backend>(kConcat, build_concat);
-    r.add_generator<cpp::Backend>(kConcat, emit_concat);
+    register_op(r, std::move(c), build_concat, emit_concat);
 
     OpSchema v;
     v.type = kReverse;
     v.inputs = {"x"};
     v.infer = infer_reverse;
     v.doc = "y = x with the entries along axis `axis` in reverse order";
-    r.add_op(std::move(v));
-    r.add_generator<native::Backend>(kReverse, build_reverse);
-    r.add_generator<cpp::Backend>(kReverse, emit_reverse);
+    register_op(r, std::move(v), build_reverse, emit_reverse);
 
     OpSchema p;
     p.type = kPad;
     p.inputs = {"x"};
     p.infer = infer_pad;
     p.doc = "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout";
-    r.add_op(std::move(p));
-    r.add_generator<native::Backend>(kPad, build_pad);
-    r.add_generator<cpp::Backend>(kPad, emit_pad);
+    register_op(r, std::move(p), build_pad, emit_pad);
 }
 
 }  // namespace graft::ops
