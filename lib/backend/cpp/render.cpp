@@ -231,7 +231,7 @@ std::string Generator::source_text(const Io& io) const {
     w.line("// and runs the ops on buffers at fixed offsets of one arena. Batch size {} is fixed.", options_.batch);
     w.line("#include \"{}.hpp\"", options_.name);
     w.blank();
-    for (const char* h : {"algorithm", "cmath", "cstring", "fstream", "limits", "stdexcept", "string"})
+    for (const auto& h : generated_std_headers())  // what the kernel headers may include, and the Session needs
         w.line("#include <{}>", h);
     w.blank();
     w.line("namespace {} {{", io.ns);
