@@ -1,14 +1,12 @@
-// Rule cancel_transposes: a Transpose reading a Transpose reads the first one's input instead
+// Pass cancel_transposes: a Transpose reading a Transpose reads the first one's input instead
 // (orders compose by axis name, so T(T(x, a), b) = T(x, b)); if that makes it a Transpose to
 // the order x already has, remove_noops takes it away, and dead_ops the first one if unread.
 #include "ops/shape/shape.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
-namespace {
-
-bool run(Graph& g, const Registry&) {
+bool cancel_transposes(Graph& g, const Registry&) {
     bool changed = false;
     for (Operator* t : g.topological_order()) {
         if (t->type() != ops::kTranspose) continue;
@@ -33,8 +31,5 @@ bool run(Graph& g, const Registry&) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> cancel_transposes() { return std::make_unique<FnPass>("cancel_transposes", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

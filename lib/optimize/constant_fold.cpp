@@ -1,10 +1,10 @@
-// Rule constant_fold: an operator whose inputs are all constants is run once, now, by the
+// Pass constant_fold: an operator whose inputs are all constants is run once, now, by the
 // registry's ConstantEvaluator (libgraft's runs the native kernels, the same code the model would
 // run), and its outputs become constants. Transposes of weights inserted by the layout pass fold
 // this way too.
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -17,7 +17,9 @@ bool foldable(const Operator& op) {
     return true;
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool constant_fold(Graph& g, const Registry& reg) {
     const ConstantEvaluator* eval = reg.evaluator();
     if (!eval) return false;
     bool changed = false;
@@ -41,8 +43,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> constant_fold() { return std::make_unique<FnPass>("constant_fold", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

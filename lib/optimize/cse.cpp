@@ -1,4 +1,4 @@
-// Rule cse: two operators of one type with the same inputs (by name) and the same attributes
+// Pass cse: two operators of one type with the same inputs (by name) and the same attributes
 // compute the same values; the later one goes and its readers read the earlier one's outputs.
 // Equal constants (order, shape and values) are merged first, so ops reading copies of one
 // weight match too.
@@ -7,15 +7,15 @@
 #include <map>
 #include <tuple>
 
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
 /// A bucket key for a constant's values: FNV-1a over its size and up to 64 evenly spaced values.
 /// Only a key (same_bytes decides), so it stays cheap on a model's many megabytes of weights:
-/// the rule runs in every round of every group.
+/// the pass runs in every round of every group.
 std::uint64_t sample_hash(const std::vector<float>& d) {
     std::uint64_t h = 1469598103934665603ull;
     auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
@@ -53,7 +53,9 @@ bool merge_constants(Graph& g) {
     return changed;
 }
 
-bool run(Graph& g, const Registry&) {
+}  // namespace
+
+bool cse(Graph& g, const Registry&) {
     bool changed = merge_constants(g);
     std::vector<Operator*> kept;
     for (Operator* op : g.topological_order()) {
@@ -83,8 +85,5 @@ bool run(Graph& g, const Registry&) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> cse() { return std::make_unique<FnPass>("cse", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

@@ -1,13 +1,11 @@
-// Rule dead_ops: operators no graph output depends on are removed, then unused variables.
+// Pass dead_ops: operators no graph output depends on are removed, then unused variables.
 #include <set>
 
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
-namespace {
-
-bool run(Graph& g, const Registry&) {
+bool dead_ops(Graph& g, const Registry&) {
     std::set<const Operator*> live;
     std::vector<const Variable*> work(g.outputs().begin(), g.outputs().end());
     while (!work.empty()) {
@@ -26,8 +24,5 @@ bool run(Graph& g, const Registry&) {
     return g.remove_unused_variables() > 0 || changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> dead_ops() { return std::make_unique<FnPass>("dead_ops", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

@@ -1,4 +1,4 @@
-// Rule fold_batchnorm: y = BN(P(x)) where P's schema folds_channel_scale (Linear, Conv1D,
+// Pass fold_batchnorm: y = BN(P(x)) where P's schema folds_channel_scale (Linear, Conv1D,
 // Conv2D: weights w with the output channel as their last axis, optional bias b in order C)
 // becomes P'(x) with
 //   s = gamma / sqrt(var + eps),  w' = w * s (per output channel),  b' = (b - mean) * s + beta.
@@ -8,9 +8,9 @@
 #include <cmath>
 
 #include "ops/affine/affine.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -20,7 +20,9 @@ bool is_weighted(const Registry& reg, const std::string& t) {
     return s && s->folds_channel_scale;
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool fold_batchnorm(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* bn : g.topological_order()) {
         if (bn->type() != ops::kBatchNormalization) continue;
@@ -67,8 +69,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> fold_batchnorm() { return std::make_unique<FnPass>("fold_batchnorm", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

@@ -1,10 +1,10 @@
-// Rule fuse_activation: Activation(P(x)) becomes P(x) with the activation as P's epilogue, when
+// Pass fuse_activation: Activation(P(x)) becomes P(x) with the activation as P's epilogue, when
 // P's schema says it takes one (activation_epilogue), P has none yet (or a linear one), and P's
 // output is read by the Activation alone.
 #include "ops/activation/activation.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 Operator* epilogue_producer(const Graph& g, const Registry& reg, const Operator& act) {
     if (act.type() != ops::kActivation) return nullptr;
@@ -20,7 +20,9 @@ namespace {
 
 const char* const kActAttrs[] = {"activation", "alpha", "max_value", "threshold"};
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool fuse_activation(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* act : g.topological_order()) {
         Operator* p = epilogue_producer(g, reg, *act);
@@ -36,8 +38,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> fuse_activation() { return std::make_unique<FnPass>("fuse_activation", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

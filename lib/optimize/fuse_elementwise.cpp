@@ -1,4 +1,4 @@
-// Rule fuse_elementwise (WebDNN's ElementwiseKernelFusion): a tree or DAG of elementwise ops -
+// Pass fuse_elementwise (WebDNN's ElementwiseKernelFusion): a tree or DAG of elementwise ops -
 // those whose schema writes them as a fused program (OpSchema::elementwise_program: Merge,
 // BiasAdd, Activation, BatchNormalization and Affine with constant parameters, PReLU, and
 // FusedElementwise itself) - whose intermediate values are read inside the group only (and are no
@@ -11,9 +11,9 @@
 #include <set>
 
 #include "ops/fused/fused.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -174,7 +174,9 @@ std::vector<Operator*> grow(const Graph& g, const Registry& reg, Operator* root,
     return {in.begin(), in.end()};
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool fuse_elementwise(Graph& g, const Registry& reg) {
     const auto order = g.topological_order();
     std::map<const Operator*, std::size_t> index;
     for (std::size_t i = 0; i < order.size(); ++i) index[order[i]] = i;
@@ -243,8 +245,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> fuse_elementwise() { return std::make_unique<FnPass>("fuse_elementwise", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

@@ -1,4 +1,4 @@
-// Rule fuse_residual: Add(P(x), r) becomes P(x, r) when P's schema takes a residual input "r?"
+// Pass fuse_residual: Add(P(x), r) becomes P(x, r) when P's schema takes a residual input "r?"
 // (added after the bias and before the activation, as in a ResNet block: conv -> BN -> add ->
 // ReLU). It fires when the Add is a two-input Merge "add" of one shape and order, P has no
 // activation and no residual yet, and P's output is read by the Add alone. fuse_activation then
@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "ops/elementwise/elementwise.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -27,7 +27,9 @@ Operator* fusable(const Graph& g, const Registry& reg, const Operator& add, Vari
     return p;
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool fuse_residual(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* add : g.topological_order()) {
         if (add->type() != ops::kMerge || add->attr_or<std::string>("op", "") != "add" || add->inputs().size() != 2) continue;
@@ -52,8 +54,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> fuse_residual() { return std::make_unique<FnPass>("fuse_residual", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

@@ -1,29 +1,29 @@
-// Pipelines: groups of rules run to a fixpoint, chosen per optimization level and backend;
-// the per-rule report behind `graft inspect --passes`.
+// Pipelines: groups of passes run to a fixpoint, chosen per optimization level and backend;
+// the per-pass report behind `graft inspect --passes`.
 #include <functional>
 #include <map>
 
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize {
 
 namespace {
 
-using Factory = std::unique_ptr<Pass> (*)();
+using Factory = passes::FnPass::Fn;
 
 const std::map<std::string, Factory>& factories() {
     static const std::map<std::string, Factory> m = {
-        {"remove_noops", rules::remove_noops},
-        {"constant_fold", rules::constant_fold},
-        {"fold_batchnorm", rules::fold_batchnorm},
-        {"fuse_activation", rules::fuse_activation},
-        {"fuse_elementwise", rules::fuse_elementwise},
-        {"fuse_residual", rules::fuse_residual},
-        {"cancel_transposes", rules::cancel_transposes},
-        {"sink_transposes", rules::sink_transposes},
-        {"cse", rules::cse},
-        {"dead_ops", rules::dead_ops},
-        {"legalize_layout", rules::legalize},
+        {"remove_noops", passes::remove_noops},
+        {"constant_fold", passes::constant_fold},
+        {"fold_batchnorm", passes::fold_batchnorm},
+        {"fuse_activation", passes::fuse_activation},
+        {"fuse_elementwise", passes::fuse_elementwise},
+        {"fuse_residual", passes::fuse_residual},
+        {"cancel_transposes", passes::cancel_transposes},
+        {"sink_transposes", passes::sink_transposes},
+        {"cse", passes::cse},
+        {"dead_ops", passes::dead_ops},
+        {"legalize_layout", passes::legalize},
     };
     return m;
 }
@@ -32,16 +32,14 @@ constexpr int kMaxRounds = 64;
 
 }  // namespace
 
-namespace rules {
-std::unique_ptr<Pass> legalize() {
-    return std::make_unique<FnPass>("legalize_layout", [](Graph& g, const Registry& reg) { return legalize_layout(g, reg) > 0; });
-}
-}  // namespace rules
+namespace passes {
+bool legalize(Graph& g, const Registry& reg) { return legalize_layout(g, reg) > 0; }
+}  // namespace passes
 
 std::unique_ptr<Pass> make_pass(const std::string& name) {
     auto it = factories().find(name);
-    if (it == factories().end()) throw UnsupportedError("unknown optimizer rule '" + name + "'");
-    return it->second();
+    if (it == factories().end()) throw UnsupportedError("unknown optimizer pass '" + name + "'");
+    return std::make_unique<passes::FnPass>(name, it->second);
 }
 
 std::vector<std::string> pass_names() {
@@ -50,9 +48,9 @@ std::vector<std::string> pass_names() {
     return n;
 }
 
-Pipeline& Pipeline::add_group(const std::string& name, const std::vector<std::string>& rules) {
+Pipeline& Pipeline::add_group(const std::string& name, const std::vector<std::string>& passes) {
     Group g{name, {}};
-    for (const auto& r : rules) g.rules.push_back(make_pass(r));
+    for (const auto& p : passes) g.passes.push_back(make_pass(p));
     return add_group(std::move(g));
 }
 
@@ -77,21 +75,21 @@ void Pipeline::run(Graph& g, const Registry& reg, PipelineReport* report, bool w
     for (const auto& group : groups_) {
         std::vector<std::size_t> step_index;
         if (report)
-            for (const auto& r : group.rules) {
+            for (const auto& r : group.passes) {
                 step_index.push_back(report->steps.size());
                 report->steps.push_back(PassStep{group.name, r->name(), 0, 0, 0, 0, 0, 0, 0});
             }
         bool changed = true;
         for (int round = 0; changed; ++round) {
             if (round == kMaxRounds)
-                throw GraphError("optimizer: rule group '" + group.name + "' of pipeline '" + name_ + "' does not settle after " +
+                throw GraphError("optimizer: pass group '" + group.name + "' of pipeline '" + name_ + "' does not settle after " +
                                  std::to_string(kMaxRounds) + " rounds");
             changed = false;
-            for (std::size_t i = 0; i < group.rules.size(); ++i) {
+            for (std::size_t i = 0; i < group.passes.size(); ++i) {
                 PassStep* step = report ? &report->steps[step_index[i]] : nullptr;
                 std::size_t ops = g.operators().size(), arena = 0, naive = 0;
                 if (step && step->fired == 0) memory(arena, naive);
-                if (!group.rules[i]->run(g, reg)) continue;
+                if (!group.passes[i]->run(g, reg)) continue;
                 changed = true;
                 if (!step) continue;
                 if (step->fired++ == 0) {
@@ -117,7 +115,7 @@ Pipeline pipeline_for(int level, const std::string& backend) {
     if (level < 0 || level > 2) throw UnsupportedError("optimization level " + std::to_string(level) + " (expected 0, 1 or 2)");
     Pipeline p("O" + std::to_string(level) + "-" + backend);
     // The three backends run native kernels (cpp: the same kernels, generated), so they share the
-    // layout rules; a backend with other layout preferences would get its own "layout" group here.
+    // layout passes; a backend with other layout preferences would get its own "layout" group here.
     if (level == 0) {
         p.add_group("layout", {"legalize_layout"});
         return p;

@@ -1,9 +1,9 @@
-// Rule remove_noops: inference no-ops go: ops whose schema says they compute y = x for their
+// Pass remove_noops: inference no-ops go: ops whose schema says they compute y = x for their
 // attributes (OpSchema::is_noop: Identity, a linear Activation, a Merge of one input, a Reshape
 // that keeps order and shape, a Transpose to the order its input already has).
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -19,7 +19,9 @@ bool is_noop(const Operator& op, const Registry& reg) {
     return false;
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool remove_noops(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* op : g.topological_order()) {
         if (!is_noop(*op, reg)) continue;
@@ -30,8 +32,5 @@ bool run(Graph& g, const Registry& reg) {
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> remove_noops() { return std::make_unique<FnPass>("remove_noops", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

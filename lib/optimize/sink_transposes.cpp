@@ -1,12 +1,12 @@
-// Rule sink_transposes: z -Transpose-> a -E1-> ... -Ek-> b -Transpose-> c, where the second
+// Pass sink_transposes: z -Transpose-> a -E1-> ... -Ek-> b -Transpose-> c, where the second
 // Transpose restores z's order and E1..Ek are order-agnostic elementwise ops each read by the
 // next alone, becomes z -E1-> ... -Ek-> c: the chain runs in z's layout and both transposes go. E qualifies when its schema is `inplace` (same shape in and out)
 // without a required order, it has one output, and every input but the first is a 1-D constant
 // (a per-axis parameter, like BatchNormalization's or BiasAdd's, which names its axis).
 #include "ops/shape/shape.hpp"
-#include "optimize/rules.hpp"
+#include "optimize/builtin_passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
 namespace {
 
@@ -20,7 +20,9 @@ bool order_agnostic(const Operator& op, const Registry& reg) {
     return true;
 }
 
-bool run(Graph& g, const Registry& reg) {
+}  // namespace
+
+bool sink_transposes(Graph& g, const Registry& reg) {
     bool changed = false;
     for (Operator* t2 : g.topological_order()) {
         if (t2->type() != ops::kTranspose) continue;
@@ -65,14 +67,11 @@ bool run(Graph& g, const Registry& reg) {
         bypass(g, t2, c, chain.front()->outputs().front().second);
         g.remove_op(t1);
         changed = true;
-        break;  // the topological order is stale now; the group runs this rule again
+        break;  // the topological order is stale now; the group runs this pass again
     }
     if (changed) g.remove_unused_variables();
     return changed;
 }
 
-}  // namespace
 
-std::unique_ptr<Pass> sink_transposes() { return std::make_unique<FnPass>("sink_transposes", run); }
-
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes

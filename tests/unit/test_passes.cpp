@@ -1,4 +1,4 @@
-// The optimizer rules, one by one: each fires where it should (and changes the graph as
+// The optimizer passes, one by one: each fires where it should (and changes the graph as
 // intended), does not fire where it must not, and leaves the values unchanged: the graph runs on
 // the native backend before and after the rule and the outputs agree within 1e-5.
 #include <catch2/catch.hpp>
@@ -326,7 +326,7 @@ TEST_CASE("passes: pipelines per level and backend", "[passes]") {
             auto p = optimize::pipeline_for(level, backend);
             bool legalizes = false;
             for (const auto& g : p.groups())
-                for (const auto& r : g.rules) legalizes = legalizes || r->name() == "legalize_layout";
+                for (const auto& r : g.passes) legalizes = legalizes || r->name() == "legalize_layout";
             CHECK(legalizes);
         }
     CHECK(optimize::pipeline_for(0).groups().size() == 1);

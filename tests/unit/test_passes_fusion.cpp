@@ -188,7 +188,7 @@ TEST_CASE("fusion: only -O2 fuses, after every other rule, for every backend", "
             std::vector<std::string> n;
             const auto pipeline = optimize::pipeline_for(level, backend);
             for (const auto& g : pipeline.groups())
-                for (const auto& r : g.rules) n.push_back(r->name());
+                for (const auto& r : g.passes) n.push_back(r->name());
             return n;
         };
         const auto o1 = names(1), o2 = names(2);

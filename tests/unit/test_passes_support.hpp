@@ -69,7 +69,7 @@ inline std::vector<graft::Tensor> random_inputs(const graft::Graph& g, std::int6
     return out;
 }
 
-/// The graph run as it is (no optimizer rule, only layout legalization) on the native backend.
+/// The graph run as it is (no optimizer pass, only layout legalization) on the native backend.
 inline std::vector<graft::Tensor> run_native(const graft::Graph& g, const graft::Registry& reg,
                                              const std::vector<graft::Tensor>& inputs) {
     graft::Model m(g.clone(), reg, 0);

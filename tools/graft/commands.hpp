@@ -31,7 +31,7 @@ struct InspectOptions {
     ModelOptions model;
     std::string dot;
     bool check = false;  ///< pre-flight check only: list every unsupported layer or option
-    bool passes = false;  ///< print op counts and memory plan before and after each optimizer rule
+    bool passes = false;  ///< print op counts and memory plan before and after each optimizer pass
 };
 
 struct BenchOptions {

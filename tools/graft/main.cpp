@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     auto* inspect_cmd = app.add_subcommand("inspect", "print a per-layer summary of the converted model");
     cli::add_model_options(*inspect_cmd, inspect.model);
     inspect_cmd->add_option("--dot", inspect.dot, "also write the IR graph as Graphviz DOT to FILE");
-    inspect_cmd->add_flag("--passes", inspect.passes, "show op count and memory plan before and after each optimizer rule");
+    inspect_cmd->add_flag("--passes", inspect.passes, "show op count and memory plan before and after each optimizer pass");
     inspect_cmd->add_flag("--check", inspect.check, "pre-flight check: list every unsupported layer or option, exit 1 if any");
 
     cli::VerifyOptions verify;

@@ -1,9 +1,9 @@
-// graft/optimize/passes.hpp - graph rewrites (rules, pipelines) and the memory plan.
+// graft/optimize/passes.hpp - graph rewrites (passes, pipelines) and the memory plan.
 //
-// A rule is a Graph -> Graph rewrite that says whether it changed anything. Rules are grouped;
-// a group runs its rules in turn until none fires (a fixpoint). A Pipeline is the list of groups
+// A pass is a Graph -> Graph rewrite that says whether it changed anything. Passes are grouped;
+// a group runs its passes in turn until none fires (a fixpoint). A Pipeline is the list of groups
 // for one optimization level and one backend (pipeline_for). Every pipeline runs legalize_layout
-// last or before rules that keep layouts legal (fuse_elementwise), so whatever it returns is
+// last or before passes that keep layouts legal (fuse_elementwise), so whatever it returns is
 // ready for a backend.
 #pragma once
 
@@ -49,7 +49,7 @@ GRAFT_API MemoryPlan plan_memory(const Graph& g, const Registry& reg, bool reuse
 /// The plan without in-place reuse or aliasing (no registry needed).
 GRAFT_API MemoryPlan plan_memory(const Graph& g);
 
-/// A graph rewrite rule.
+/// A graph rewrite.
 class GRAFT_API Pass {
 public:
     virtual ~Pass() = default;
@@ -58,12 +58,12 @@ public:
     virtual bool run(Graph& g, const Registry& reg) = 0;
 };
 
-/// The built-in rules, by name (see pass_names()). UnsupportedError for an unknown name.
+/// The built-in passes, by name (see pass_names()). UnsupportedError for an unknown name.
 GRAFT_API std::unique_ptr<Pass> make_pass(const std::string& name);
-/// Every built-in rule name.
+/// Every built-in pass name.
 GRAFT_API std::vector<std::string> pass_names();
 
-/// What one rule did during a pipeline run (for `graft inspect --passes`).
+/// What one pass did during a pipeline run (for `graft inspect --passes`).
 struct PassStep {
     std::string group;
     std::string pass;
@@ -76,7 +76,7 @@ struct PassStep {
 
 struct PipelineReport {
     std::string pipeline;
-    std::vector<PassStep> steps;  ///< one per (group, rule) in pipeline order, fired or not
+    std::vector<PassStep> steps;  ///< one per (group, pass) in pipeline order, fired or not
     std::size_t ops_before = 0, ops_after = 0;
     std::size_t arena_before = 0, arena_after = 0, naive_before = 0, naive_after = 0;
 };
@@ -88,7 +88,7 @@ class GRAFT_API Pipeline {
 public:
     struct Group {
         std::string name;
-        std::vector<std::unique_ptr<Pass>> rules;
+        std::vector<std::unique_ptr<Pass>> passes;
     };
 
     explicit Pipeline(std::string name) : name_(std::move(name)) {}
@@ -98,8 +98,8 @@ public:
     const std::string& name() const noexcept { return name_; }
     const std::vector<Group>& groups() const noexcept { return groups_; }
 
-    /// Adds a group of rules (built-in names) run to a fixpoint.
-    Pipeline& add_group(const std::string& name, const std::vector<std::string>& rules);
+    /// Adds a group of passes (built-in names) run to a fixpoint.
+    Pipeline& add_group(const std::string& name, const std::vector<std::string>& passes);
     Pipeline& add_group(Group g);
 
     /// Runs every group in order; fills `report` (with memory figures at batch 1 when
@@ -114,7 +114,7 @@ private:
 /// The pipeline for an optimization level (0: layout legalization only; 1: safe folds - no-op
 /// removal, constant folding, CSE, dead ops, transpose cancelling; 2: everything, elementwise
 /// fusion last) and a backend ("native"; "cpp" for generated C++; "graft" for the descriptor, which
-/// the native backend runs; all three share the rules for now). UnsupportedError for an unknown
+/// the native backend runs; all three share the passes for now). UnsupportedError for an unknown
 /// backend or a level outside 0..2.
 GRAFT_API Pipeline pipeline_for(int level, const std::string& backend = "native");
 

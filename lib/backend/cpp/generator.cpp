@@ -165,7 +165,7 @@ void Generator::add_support(const std::string& key, const std::string& source, c
 
 void Generator::prepare(Graph graph) {
     graph.validate();
-    // The generated kernels use the native backend's layouts (pipeline_for gives cpp its rules).
+    // The generated kernels use the native backend's layouts (pipeline_for gives cpp its passes).
     optimize::pipeline_for(options_.opt_level, "cpp").run(graph, reg_);
     if (options_.batch < 1) throw ShapeError("the batch size must be at least 1, got " + std::to_string(options_.batch));
     for (Variable* v : graph.inputs()) {

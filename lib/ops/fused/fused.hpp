@@ -1,4 +1,4 @@
-// FusedElementwise: a tree (or DAG) of elementwise ops fused into one op by the optimizer rule
+// FusedElementwise: a tree (or DAG) of elementwise ops fused into one op by the optimizer pass
 // fuse_elementwise. Its attributes hold a small expression program, so it serializes as type +
 // attributes like any op:
 //   bcast   strings, one per input x0, x1, ...: "" the input has y's shape (and order; x0 always,

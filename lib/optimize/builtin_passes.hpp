@@ -1,4 +1,5 @@
-// Internal: the built-in rewrite rules (one file each) and what they share.
+// Internal: the built-in passes (one file each: bool NAME(Graph&, const Registry&), true when it
+// changed the graph) and what they share. pipeline.cpp lists them by name.
 #pragma once
 
 #include <memory>
@@ -8,21 +9,21 @@
 
 #include "graft/optimize/passes.hpp"
 
-namespace graft::optimize::rules {
+namespace graft::optimize::passes {
 
-std::unique_ptr<Pass> remove_noops();        // Identity, identity Reshape/Transpose, linear Activation, 1-input Merge
-std::unique_ptr<Pass> constant_fold();       // ops whose inputs are all constants, run on the native kernels
-std::unique_ptr<Pass> fold_batchnorm();      // BatchNormalization into the preceding Linear/Conv weights and bias
-std::unique_ptr<Pass> fuse_activation();     // Activation into its producer's epilogue
-std::unique_ptr<Pass> fuse_elementwise();    // chains of elementwise ops into one FusedElementwise
-std::unique_ptr<Pass> fuse_residual();       // Add(conv(x), r) into the conv's residual input
-std::unique_ptr<Pass> cancel_transposes();   // Transpose of a Transpose; Transpose to the same order
-std::unique_ptr<Pass> sink_transposes();     // T -> elementwise -> T^-1 becomes the elementwise op alone
-std::unique_ptr<Pass> cse();                 // common subexpression elimination
-std::unique_ptr<Pass> dead_ops();            // ops no graph output depends on
-std::unique_ptr<Pass> legalize();            // legalize_layout as a rule
+bool remove_noops(Graph& g, const Registry& reg);        // Identity, identity Reshape/Transpose, linear Activation, 1-input Merge
+bool constant_fold(Graph& g, const Registry& reg);       // ops whose inputs are all constants, run on the native kernels
+bool fold_batchnorm(Graph& g, const Registry& reg);      // BatchNormalization into the preceding Linear/Conv weights and bias
+bool fuse_activation(Graph& g, const Registry& reg);     // Activation into its producer's epilogue
+bool fuse_elementwise(Graph& g, const Registry& reg);    // chains of elementwise ops into one FusedElementwise
+bool fuse_residual(Graph& g, const Registry& reg);       // Add(conv(x), r) into the conv's residual input
+bool cancel_transposes(Graph& g, const Registry& reg);   // Transpose of a Transpose; Transpose to the same order
+bool sink_transposes(Graph& g, const Registry& reg);     // T -> elementwise -> T^-1 becomes the elementwise op alone
+bool cse(Graph& g, const Registry& reg);                 // common subexpression elimination
+bool dead_ops(Graph& g, const Registry& reg);            // ops no graph output depends on
+bool legalize(Graph& g, const Registry& reg);            // legalize_layout as a pass
 
-/// A rule made of a name and a function.
+/// A pass made of a name and a function.
 class FnPass final : public Pass {
 public:
     using Fn = bool (*)(Graph&, const Registry&);
@@ -74,4 +75,4 @@ inline const ConstantVariable* as_constant(const Variable* v) {
     return v && v->is_constant() ? static_cast<const ConstantVariable*>(v) : nullptr;
 }
 
-}  // namespace graft::optimize::rules
+}  // namespace graft::optimize::passes
