@@ -59,6 +59,19 @@ Outputs like_x_in(const Operator& op, const Order& o) {
     return {{"y", {o, x.shape_in(o)}}};
 }
 
+std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b) {
+    const std::int64_t n = b.op().input("x")->numel();
+    const auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::copy(c.at(x), c.at(y), n); });
+}
+
+void emit_copy(cpp::EmitContext& ctx) {
+    ctx.use("core");
+    ctx.comment("the memory plan usually gives y x's bytes; then there is nothing to copy");
+    ctx.constant_i64("n", ctx.op().input("x")->numel(), "elements");
+    ctx.line("graft_rt::copy({}, {}, n);", ctx.input("x"), ctx.output("y"));
+}
+
 bool is_known_activation(const std::string& fn) {
     graft_rt::Act kind;
     return find_activation(fn, kind);

@@ -17,6 +17,11 @@
 
 namespace graft::ops {
 
+/// y = x for ops whose output is their input's bytes (Identity, Reshape): the memory plan usually
+/// gives y x's bytes, and then there is nothing to copy. A kernel builder and its emitter.
+std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b);
+void emit_copy(cpp::EmitContext& ctx);
+
 /// Registers op type `s.type`: its schema, its kernel builder and its C++ emitter.
 inline void register_op(Registry& r, OpSchema s, native::KernelBuilder build, cpp::Emitter emit) {
     const std::string type = s.type;

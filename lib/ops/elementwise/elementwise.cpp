@@ -27,21 +27,6 @@ Outputs same_as_x(const Operator& op) {
     return {{"y", {x.order(), x.shape()}}};
 }
 
-// ---- Identity ------------------------------------------------------------------------------
-
-std::unique_ptr<native::Kernel> build_identity(native::BuildContext& b) {
-    const i64 n = b.op().input("x")->numel();
-    const auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) { graft_rt::copy(c.at(x), c.at(y), n); });
-}
-
-void emit_identity(cpp::EmitContext& ctx) {
-    cpp::use(ctx, "core");
-    ctx.comment("the memory plan usually gives y x's bytes; then there is nothing to copy");
-    ctx.constant_i64("n", ctx.op().input("x")->numel(), "elements");
-    ctx.line("graft_rt::copy({}, {}, n);", ctx.input("x"), ctx.output("y"));
-}
-
 // ---- Merge ---------------------------------------------------------------------------------
 
 Outputs infer_merge(const Operator& op) {
@@ -148,7 +133,7 @@ void register_elementwise(Registry& r) {
     id.alias = true;
     id.is_noop = [](const Operator&) { return true; };
     id.doc = "y = x (inference no-ops: Dropout, noise layers); removed by the optimizer";
-    register_op(r, std::move(id), build_identity, emit_identity);
+    register_op(r, std::move(id), build_copy, emit_copy);
 
     OpSchema m;
     m.type = kMerge;

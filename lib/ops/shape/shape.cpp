@@ -115,20 +115,6 @@ bool reshape_is_noop(const Operator& op) {
     return a.in_order == x.order() && a.out_order == x.order() && op.output("y")->shape() == x.shape();
 }
 
-/// A view: the memory plan gives y x's bytes, so this copies only when it could not.
-std::unique_ptr<native::Kernel> build_reshape(native::BuildContext& b) {
-    const i64 n = b.op().input("x")->numel();
-    auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) { graft_rt::copy(c.at(x), c.at(y), n); });
-}
-
-void emit_reshape(cpp::EmitContext& ctx) {
-    cpp::use(ctx, "core");
-    ctx.comment("a view: the memory plan gives y x's bytes, so this copies only when it could not");
-    ctx.constant_i64("n", ctx.op().input("x")->numel(), "elements");
-    ctx.line("graft_rt::copy({}, {}, n);", ctx.input("x"), ctx.output("y"));
-}
-
 // ---- Transpose ---------------------------------------------------------------------------------
 
 Outputs infer_transpose(const Operator& op) {
@@ -284,7 +270,7 @@ void register_shape(Registry& r) {
     s.alias = true;
     s.is_noop = reshape_is_noop;
     s.doc = "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)";
-    register_op(r, std::move(s), build_reshape, emit_reshape);
+    register_op(r, std::move(s), build_copy, emit_copy);  // a view: a copy only when the plan could not alias
 
     OpSchema c;
     c.type = kConcat;
