@@ -51,6 +51,8 @@ class GraftConan(ConanFile):
         self.requires("xtensor/0.24.7")
         self.requires("libzip/1.10.1")
         self.requires("zlib/1.3.1")
+        self.requires("onnx/1.15.0")  # ONNX models
+        self.requires("protobuf/3.21.12")
         # Only the graft tool uses CLI11: not visible to graft's consumers.
         self.requires("cli11/2.4.1", visible=False)
 
@@ -86,7 +88,7 @@ class GraftConan(ConanFile):
         lib.set_property("cmake_target_name", "graft::graft")
         lib.libs = ["graft"]
         lib.requires = ["core", "hdf5::hdf5", "boost::boost", "fmt::fmt", "xtensor::xtensor",
-                        "libzip::libzip", "zlib::zlib"]
+                        "libzip::libzip", "zlib::zlib", "onnx::onnx", "protobuf::protobuf"]
         if not self.options.shared:
             lib.defines = ["GRAFT_STATIC_DEFINE"]  # graft/export.hpp: GRAFT_API is empty
         if self.settings.os in ("Linux", "FreeBSD"):

@@ -10,6 +10,7 @@
 #include "cpu/threadpool.hpp"
 #include "graft/backend/descriptor.hpp"
 #include "graft/frontend/keras.hpp"
+#include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
 
@@ -37,7 +38,7 @@ struct Model::Shared {
         Graph g = graph.clone();
         for (Variable* v : g.inputs()) {
             Shape s = v->shape();
-            if (auto n = v->order().find(Axis::N)) s[*n] = batch;
+            if (auto n = v->order().find(Axis::N); n && s[*n] == kDynamic) s[*n] = batch;
             v->set_type(v->order(), s);
         }
         infer_shapes(g, *registry);
@@ -149,11 +150,16 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         if (!ok)
             throw ShapeError("input '" + g.input_name(i) + "' has shape " + shape_str(got) + ", expected " + shape_str(want) +
                              " (? is the batch, any size)");
-        if (batch == -1) batch = got[0];
-        else if (got[0] != batch)
-            throw ShapeError("input '" + g.input_name(i) + "' has batch " + std::to_string(got[0]) + ", the other inputs have " +
-                             std::to_string(batch));
+        // The batch is the size given for the dynamic dimension (inputs with fixed sizes only have none).
+        for (std::size_t d = 0; d < want.size(); ++d) {
+            if (want[d] != kDynamic) continue;
+            if (batch == -1) batch = got[d];
+            else if (got[d] != batch)
+                throw ShapeError("input '" + g.input_name(i) + "' has batch " + std::to_string(got[d]) + ", the other inputs have " +
+                                 std::to_string(batch));
+        }
     }
+    if (batch == -1) batch = 0;  // no dynamic dimension: one program
     auto& arena = state_->arena(batch);
     const native::Program& p = *arena.program;
     for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -192,6 +198,11 @@ Model load(const std::string& path, const LoadOptions& options) {
     const Registry& reg = options.registry ? *options.registry : default_registry();
     if (descriptor::is_descriptor(path)) {
         Model model(descriptor::read(path, reg), reg, options.opt_level);
+        model.set_threads(options.threads);
+        return model;
+    }
+    if (onnx::is_onnx_path(path)) {
+        Model model(onnx::convert(path, reg), reg, options.opt_level);
         model.set_threads(options.threads);
         return model;
     }

@@ -1,6 +1,7 @@
-// The built-in registry: every op family (lib/ops/families.cpp) and every Keras converter graft ships.
+// The built-in registry: every op family (lib/ops/families.cpp) and every Keras and ONNX converter graft ships.
 #include "backend/native/evaluator.hpp"
 #include "frontend/keras/layers/layers.hpp"
+#include "frontend/onnx/ops/ops.hpp"
 #include "graft/graft.hpp"
 #include "ops/families.hpp"
 
@@ -21,6 +22,7 @@ std::unique_ptr<Registry> make_builtin_registry() {
     keras::register_embedding(*r);
     keras::register_attention(*r);
     keras::register_reshaping(*r);
+    onnx::register_converters(*r);
     return r;
 }
 

@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev                                    # CRC-32 of descriptor weights
   libfmt-dev libcli11-dev catch2                # formatting, command line, tests
   libxtensor-dev libxsimd-dev                   # .npy I/O
+  libonnx-dev libprotobuf-dev                   # ONNX models (ModelProto, checker)
   libzip-dev zipcmp zipmerge ziptool            # Keras 3 .keras archives (libzip's CMake config checks its tools exist)
   python3 python3-numpy python3-h5py            # the corpus checker
   doxygen                                       # the API reference (docs target, test docs_api)

@@ -8,7 +8,7 @@
 
 /// The plugin ABI version (graft/plugin.hpp): bumped whenever a type that crosses the plugin
 /// boundary changes layout. It is also the shared library's SOVERSION.
-#define GRAFT_PLUGIN_ABI_VERSION 2u
+#define GRAFT_PLUGIN_ABI_VERSION 3u
 
 namespace graft {
 inline constexpr const char* version_string() noexcept { return GRAFT_VERSION_STRING; }

@@ -109,6 +109,21 @@ Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t
     throw UnsupportedError(op.describe() + ": padding '" + padding + "' (expected valid, same or causal)");
 }
 
+Span explicit_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
+                   std::int64_t begin, std::int64_t end, bool ceil) {
+    if (k < 1 || stride < 1 || dilation < 1 || begin < 0 || end < 0)
+        shape_fail(op, "kernel " + std::to_string(k) + ", stride " + std::to_string(stride) + " and dilation " +
+                           std::to_string(dilation) + " must be at least 1 and pads " + std::to_string(begin) + ", " +
+                           std::to_string(end) + " not negative");
+    const std::int64_t span = (k - 1) * dilation + 1, room = in + begin + end - span;
+    if (room < 0)
+        shape_fail(op, "input size " + std::to_string(in) + " with pads " + std::to_string(begin) + " + " + std::to_string(end) +
+                           " is smaller than the kernel's reach " + std::to_string(span));
+    std::int64_t out = (ceil ? (room + stride - 1) / stride : room / stride) + 1;
+    if (ceil && (out - 1) * stride >= in + begin) --out;  // the last window would start in the trailing pad
+    return {out, begin};
+}
+
 void check_rank(const Operator& op, std::size_t rank, int max, const std::string& what) {
     if (rank > static_cast<std::size_t>(max))
         throw UnsupportedError(op.describe() + ": " + what + " of rank " + std::to_string(rank) + " (at most " +

@@ -85,6 +85,11 @@ struct Span {
 };
 Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
                const std::string& padding);
+/// The same with explicit pads (ONNX, PyTorch): `begin` / `end` zeros around the input, the
+/// output size rounded down, or up with `ceil` (a window must still start inside the input or
+/// the leading pad).
+Span explicit_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
+                   std::int64_t begin, std::int64_t end, bool ceil);
 
 /// For kernels that take a fixed array of axes (graft_rt::max_rank): UnsupportedError ("OP: WHAT
 /// of rank R (at most MAX)") when `rank` exceeds `max`.

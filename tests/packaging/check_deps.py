@@ -32,6 +32,8 @@ PACKAGES = {
     "libzip": ("libzip", "libzip"),
     "ZLIB": ("zlib", "zlib"),
     "CLI11": ("cli11", "cli11"),
+    "ONNX": ("onnx", "onnx"),
+    "Protobuf": ("protobuf", "protobuf"),
     "Threads": None,
 }
 # vcpkg helper ports the portfile itself uses (host dependencies), not graft's dependencies.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graft/export.hpp"
+#include "graft/frontend/check.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/registry.hpp"
 
@@ -15,23 +16,8 @@ struct Options {
     std::string weights_path;
 };
 
-/// A layer the pre-flight check could not place.
-struct Finding {
-    std::string layer;       ///< layer name
-    std::string class_name;  ///< Keras class
-    std::string message;     ///< what is wrong and what to do
-};
-
-/// What the pre-flight check found.
-struct CheckReport {
-    /// Every layer (or option of a layer) that cannot be converted, all at once. Layer names of
-    /// nested models are qualified: "sequential_1/dense_2".
-    std::vector<Finding> findings;
-    /// Layers that could not be checked because an input comes from a refused layer.
-    std::vector<std::string> unchecked;
-    /// Layers looked at (nested model layers included; a wrapper counts once).
-    std::size_t layers = 0;
-};
+using Finding = graft::Finding;
+using CheckReport = graft::CheckReport;
 
 /// The pre-flight check: runs the whole conversion, collecting every layer whose class has no
 /// converter handler (wrapped layers and nested models included) and every UnsupportedError a

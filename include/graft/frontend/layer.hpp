@@ -239,6 +239,10 @@ public:
         static const std::string none;
         return none;
     }
+    /// The opset of the node's domain the model imports (ONNX); 0 for frameworks without opsets.
+    virtual std::int64_t opset() const { return 0; }
+    /// The layer's configuration: a Keras layer's JSON config, an ONNX node's attributes (ints
+    /// and floats as numbers, lists as lists, strings as strings; tensor attributes are not in it).
     virtual const Config& config() const = 0;
 
     virtual std::size_t num_inputs() const = 0;

@@ -13,6 +13,7 @@
 #include <set>
 #include <tuple>
 
+#include "frontend/findings.hpp"
 #include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
 #include "frontend/keras/model_config.hpp"
@@ -212,17 +213,6 @@ private:
     std::set<std::string> refused_;
 };
 
-[[noreturn]] void throw_findings(const std::string& path, const CheckReport& r) {
-    const auto& f = r.findings;
-    std::string msg = path + ": " + std::to_string(f.size()) + (f.size() == 1 ? " layer" : " layers") + " cannot be converted:";
-    for (std::size_t i = 0; i < f.size(); ++i)
-        msg += (i ? "; " : " ") + std::string("'") + f[i].layer + "' (" + f[i].class_name + "): " + f[i].message;
-    if (!r.unchecked.empty())
-        msg += " (" + std::to_string(r.unchecked.size()) + " layer" + (r.unchecked.size() == 1 ? "" : "s") +
-               " after them not checked: their inputs come from a refused layer)";
-    throw UnsupportedError(msg);
-}
-
 /// Converts the whole model, collecting findings; `g` holds the graph when there are none.
 CheckReport convert_collecting(const std::string& path, const Registry& registry, const Options& options, Graph& g) {
     ModelFile file(path, options.weights_path);
@@ -285,7 +275,7 @@ std::vector<Finding> check(const std::string& path, const Registry& registry, co
 Graph convert(const std::string& path, const Registry& registry, const Options& options) {
     Graph g;
     auto report = convert_collecting(path, registry, options, g);
-    if (!report.findings.empty()) throw_findings(path, report);
+    if (!report.findings.empty()) frontend::throw_findings(path, report, "layer");
     return g;
 }
 

@@ -25,6 +25,11 @@ PoolAttrs PoolAttrs::parse(const Operator& op) {
     if (a.pool_size.size() != nd || a.strides.size() != nd)
         shape_fail(op, "pool_size and strides need " + std::to_string(nd) + " entries");
     if (a.padding == "causal") shape_fail(op, "causal padding is not a pooling padding");
+    if (a.padding == "explicit") {
+        a.pads = op.attr<std::vector<i64>>("pads");
+        a.ceil_mode = op.attr_or<bool>("ceil_mode", false);
+        if (a.pads.size() != 2 * nd) shape_fail(op, "pads need " + std::to_string(2 * nd) + " entries (begin, then end)");
+    }
     return a;
 }
 
@@ -37,9 +42,14 @@ graft_rt::PoolParams PoolAttrs::geometry(const Operator& op) const {
     p.d = nd == 3 ? x.size(Axis::D) : 1;
     p.kd = nd == 3 ? pool_size[0] : 1, p.kh = pool_size[o], p.kw = pool_size[o + 1];
     p.stride_d = nd == 3 ? strides[0] : 1, p.stride_h = strides[o], p.stride_w = strides[o + 1];
-    const auto sd = conv_span(op, p.d, p.kd, p.stride_d, 1, nd == 3 ? padding : "valid");
-    const auto sh = conv_span(op, p.h, p.kh, p.stride_h, 1, padding);
-    const auto sw = conv_span(op, p.w, p.kw, p.stride_w, 1, padding);
+    const auto n = static_cast<std::size_t>(nd);
+    auto span = [&](i64 in, i64 k, i64 stride, std::size_t axis) {  // axis: index in pool_size, -1: none
+        if (padding != "explicit") return conv_span(op, in, k, stride, 1, padding);
+        return explicit_span(op, in, k, stride, 1, pads[axis], pads[axis + n], ceil_mode);
+    };
+    const auto sd = nd == 3 ? span(p.d, p.kd, p.stride_d, 0) : conv_span(op, p.d, p.kd, p.stride_d, 1, "valid");
+    const auto sh = span(p.h, p.kh, p.stride_h, o);
+    const auto sw = span(p.w, p.kw, p.stride_w, o + 1);
     p.od = sd.out, p.pad_front = sd.pad_begin, p.oh = sh.out, p.pad_top = sh.pad_begin, p.ow = sw.out, p.pad_left = sw.pad_begin;
     return p;
 }
@@ -154,8 +164,8 @@ void register_pool(Registry& r) {
         p.infer = infer_pool;
         const Order order = is3d ? OrderNDHWC : OrderNHWC;
         p.required_order = [order](const Operator&, const std::string&) { return std::optional<Order>(order); };
-        p.doc = is3d ? "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same"
-                     : "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same";
+        p.doc = is3d ? "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same|explicit (pads[6], ceil_mode)"
+                     : "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same|explicit (pads[4], ceil_mode)";
         register_op(r, std::move(p), build_pool, emit_pool);
     }
 

@@ -16,12 +16,17 @@ inline constexpr const char* kPool2D = "Pool2D";
 inline constexpr const char* kPool3D = "Pool3D";
 inline constexpr const char* kGlobalPool = "GlobalPool";
 
-/// Pool2D / Pool3D: attrs kind (max | avg), pool_size[nd], strides[nd], padding (valid | same).
+/// Pool2D / Pool3D: attrs kind (max | avg), pool_size[nd], strides[nd], padding (valid | same |
+/// explicit with pads[2 nd] and ceil_mode).
 struct PoolAttrs {
     int nd = 2;  ///< spatial axes: 2 (x NHWC) or 3 (x NDHWC)
     bool max = true;
     std::vector<std::int64_t> pool_size, strides;
-    std::string padding;
+    std::string padding;  ///< valid | same (TF rules) | explicit (pads, ceil_mode)
+    /// padding explicit: begin pads then end pads, one per spatial axis; ceil_mode rounds the
+    /// output size up (ONNX / PyTorch pooling).
+    std::vector<std::int64_t> pads;
+    bool ceil_mode = false;
 
     /// Reads and checks the attributes (UnsupportedError for an unknown kind, ShapeError else).
     static PoolAttrs parse(const Operator& op);

@@ -1,0 +1,196 @@
+// ONNX model -> graft IR: the graph's nodes in file order (ONNX's checker has verified they are
+// topologically sorted), each handed to the converter registered for ("onnx", domain:op_type).
+// Values known while converting (initializers, Constant outputs, shape arithmetic on static
+// shapes) are carried as HostTensors and become graph constants only where an op reads them.
+//
+// The pre-flight check is the conversion run to the end, as for Keras: every node without a
+// converter and every converter's UnsupportedError is collected, nodes downstream of a refused one
+// are listed as unchecked, and convert() throws one UnsupportedError naming them all.
+#include <map>
+#include <set>
+
+#include "frontend/findings.hpp"
+#include "frontend/onnx/model_proto.hpp"
+#include "frontend/onnx/node_context.hpp"
+#include "graft/frontend/onnx.hpp"
+#include "ops/shape/shape.hpp"
+
+namespace graft::onnx {
+
+namespace {
+
+std::string advice(const std::string& key, const std::string& domain) {
+    const bool standard = domain.empty() || domain == kDefaultDomain;
+    return std::string("no converter is registered for ONNX op '") + key + "'" +
+           (standard ? "; graft does not support this op yet (the README lists the supported ops)" : "") +
+           "; a plugin can register one: add_converter(\"onnx\", \"" + key + "\", ...), loaded with --plugin PATH or GRAFT_PLUGIN_PATH";
+}
+
+class Converter {
+public:
+    Converter(const ModelFile& file, const Registry& registry, Graph& g, CheckReport& report)
+        : file_(file), registry_(registry), g_(g), report_(report) {}
+
+    void run() {
+        const auto& graph = file_.proto.graph();
+        for (const auto& t : graph.initializer()) {
+            if (t.name().empty()) throw FormatError(file_.path + ": an initializer has no name");
+            Slot s;
+            s.known = std::make_shared<const HostTensor>(read_tensor(t, file_, file_.path + ": initializer '" + t.name() + "'"));
+            s.integer = s.known->kind != HostTensor::Kind::floating;
+            if (!slots_.emplace(t.name(), std::move(s)).second) throw FormatError(file_.path + ": initializer '" + t.name() + "' is defined twice");
+        }
+        for (const auto& vi : graph.input())
+            if (!slots_.count(vi.name())) add_input(vi);  // an input that is also an initializer is a constant with a default
+        report_.layers = static_cast<std::size_t>(graph.node_size());
+        for (int k = 0; k < graph.node_size(); ++k) convert_node(graph.node(k), k);
+        if (!report_.findings.empty()) return;
+        add_outputs();
+    }
+
+private:
+    void add_input(const ::onnx::ValueInfoProto& vi) {
+        const std::string where = file_.path + ": input '" + vi.name() + "'";
+        if (!vi.type().has_tensor_type()) throw UnsupportedError(where + " is not a tensor (sequences, maps and optionals are not supported)");
+        const auto& tt = vi.type().tensor_type();
+        const int et = tt.elem_type();
+        if (et != ::onnx::TensorProto::FLOAT)
+            throw UnsupportedError(where + " has element type " + onnx_type_name(et) + "; graft's inputs are float32 for now");
+        if (!tt.has_shape()) throw UnsupportedError(where + " has no shape; graft needs the rank and the sizes but the batch");
+        Shape shape;
+        for (int d = 0; d < tt.shape().dim_size(); ++d) {
+            const auto& dim = tt.shape().dim(d);
+            if (dim.has_dim_value() && dim.dim_value() > 0) {
+                shape.push_back(dim.dim_value());
+            } else if (d == 0) {
+                shape.push_back(kDynamic);  // the batch: any size when the model runs
+            } else {
+                throw UnsupportedError(where + ": dimension " + std::to_string(d) + " is " +
+                                       (dim.has_dim_param() ? "symbolic ('" + dim.dim_param() + "')" : "unknown") +
+                                       "; graft needs every size but the batch (the first) fixed: export with fixed sizes");
+            }
+        }
+        const Order o = positional_order(shape.size());
+        Variable* v = g_.add_variable(g_.unique_name(vi.name()), DType::float32, o, shape);
+        g_.add_input(v);
+        input_names_.push_back(vi.name());
+        Slot s;
+        s.value = Value{v, o};
+        slots_.emplace(vi.name(), std::move(s));
+    }
+
+    void refuse(const std::string& node, const std::string& cls, const std::string& message) {
+        report_.findings.push_back({node, cls, message});
+    }
+
+    void convert_node(const ::onnx::NodeProto& node, int index) {
+        const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+        const std::string key = converter_key(node.domain(), node.op_type());
+        const std::int64_t opset = file_.opset(node.domain(), name);
+        const std::string cls = key + " (opset " + std::to_string(opset) + ")";
+        bool blocked = false;
+        std::vector<Slot*> ins;
+        for (const auto& in : node.input()) {
+            if (in.empty()) {
+                ins.push_back(nullptr);
+                continue;
+            }
+            if (poisoned_.count(in)) {
+                blocked = true;
+                ins.push_back(nullptr);
+                continue;
+            }
+            auto it = slots_.find(in);
+            if (it == slots_.end())
+                throw FormatError(file_.path + ": node '" + name + "' reads '" + in + "', which no input, initializer or earlier node produces");
+            ins.push_back(&it->second);
+        }
+        const ConverterFn* fn = registry_.find_converter(kFrontend, key);
+        bool ok = false;
+        if (!fn) {
+            refuse(name, cls, advice(key, node.domain()));
+        } else if (blocked) {
+            report_.unchecked.push_back(name);
+        } else {
+            NodeContext ctx(file_, node, name, opset, std::move(ins), g_, registry_);
+            try {
+                (*fn)(ctx);
+                auto outs = ctx.take_outputs();
+                for (std::size_t k = 0; k < outs.size(); ++k) {
+                    const std::string& out = node.output(static_cast<int>(k));
+                    if (out.empty()) continue;
+                    if (!slots_.emplace(out, std::move(outs[k])).second)
+                        throw FormatError(file_.path + ": value '" + out + "' is produced twice (node '" + name + "')");
+                }
+                ok = true;
+            } catch (const UnsupportedError& e) {
+                std::string msg = e.what();
+                const std::string prefix = ctx.where() + ": ";
+                if (msg.compare(0, prefix.size(), prefix) == 0) msg.erase(0, prefix.size());
+                refuse(name, cls, msg);
+            }
+        }
+        if (!ok)
+            for (const auto& out : node.output()) poisoned_.insert(out);
+    }
+
+    void add_outputs() {
+        const auto& graph = file_.proto.graph();
+        std::vector<std::string> names;
+        for (const auto& vo : graph.output()) {
+            auto it = slots_.find(vo.name());
+            if (it == slots_.end()) throw FormatError(file_.path + ": output '" + vo.name() + "' is never produced");
+            Value v = it->second.value;
+            if (!v.var)
+                throw UnsupportedError(file_.path + ": output '" + vo.name() +
+                                       "' is a constant of the model (computed from constants only); graft's outputs are computed values");
+            // Outputs leave in the model's own layout (the logical order), each in a variable of its own.
+            if (v.var->order() != v.logical || g_.is_input(v.var) || g_.is_output(v.var) || v.var->is_constant()) {
+                Attributes a;
+                a.set("order", v.logical);
+                v.var = add_op(g_, registry_, ops::kTranspose, g_.unique_name(vo.name() + "/output"), {{"x", v.var}}, std::move(a))->output("y");
+            }
+            g_.add_output(v.var);
+            names.push_back(vo.name());
+        }
+        g_.set_input_names(input_names_);
+        g_.set_output_names(names);
+        g_.remove_unused_variables();
+        g_.validate();
+    }
+
+    const ModelFile& file_;
+    const Registry& registry_;
+    Graph& g_;
+    CheckReport& report_;
+    std::map<std::string, Slot> slots_;
+    std::set<std::string> poisoned_;
+    std::vector<std::string> input_names_;
+};
+
+CheckReport convert_collecting(const std::string& path, const Registry& registry, Graph& g) {
+    auto file = read_model(path);
+    CheckReport report;
+    Converter(*file, registry, g, report).run();
+    return report;
+}
+
+}  // namespace
+
+bool is_onnx_path(const std::string& path) {
+    return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+CheckReport check_model(const std::string& path, const Registry& registry, const Options&) {
+    Graph g;
+    return convert_collecting(path, registry, g);
+}
+
+Graph convert(const std::string& path, const Registry& registry, const Options&) {
+    Graph g;
+    auto report = convert_collecting(path, registry, g);
+    if (!report.findings.empty()) frontend::throw_findings(path, report, "node");
+    return g;
+}
+
+}  // namespace graft::onnx

@@ -1,0 +1,24 @@
+// Arithmetic on values known while converting (HostTensors): what shape computations in ONNX
+// graphs (Shape -> Gather -> Concat -> Reshape, ...) need, done once, so the graph graft runs
+// holds no shape ops.
+#pragma once
+
+#include <string>
+
+#include "frontend/onnx/model_proto.hpp"
+
+namespace graft::onnx {
+
+/// numpy's broadcast of two shapes; ShapeError naming `what` if they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what);
+
+/// a OP b with numpy broadcasting; OP one of Add Sub Mul Div Pow Max Min Mod Equal Less Greater
+/// And Or (ONNX names). Integers stay integers (Div truncates toward zero, as ONNX's); a float
+/// operand makes the result float. UnsupportedError for another OP.
+HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTensor& b, const std::string& what);
+
+/// The elements at `index` (row-major) of `t` along `axis`, ONNX Gather's semantics (negative
+/// indices count from the end; FormatError naming `what` when out of range).
+HostTensor host_gather(const HostTensor& t, const HostTensor& indices, std::size_t axis, const std::string& what);
+
+}  // namespace graft::onnx

@@ -1,0 +1,228 @@
+// Values known while converting: Constant, Shape, Size, ConstantOfShape, Range, Cast, Gather,
+// Equal / Less / Greater / Not / Where and Expand on known values. They are what exporters emit
+// for shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape); computing them now
+// leaves no shape op in the graph graft runs. Gather and Cast also take runtime values where
+// graft has an op for them.
+#include <cmath>
+
+#include "frontend/onnx/host_eval.hpp"
+#include "frontend/onnx/ops/ops.hpp"
+#include "ops/elementwise/elementwise.hpp"
+
+namespace graft::onnx {
+
+namespace {
+
+using i64 = std::int64_t;
+
+HostTensor ints_tensor(std::vector<i64> v, Shape shape) {
+    HostTensor t;
+    t.kind = HostTensor::Kind::integer;
+    t.shape = std::move(shape);
+    t.i = std::move(v);
+    return t;
+}
+
+void constant(NodeContext& ctx) {
+    if (ctx.num_inputs() != 0) ctx.fail_format("a Constant has no inputs");
+    const auto& c = ctx.config();
+    if (auto t = ctx.tensor_attribute("value")) return ctx.set_known_output(0, *t);
+    HostTensor t;
+    if (c.has("value_float")) {
+        t.f = {static_cast<float>(c.get_float("value_float"))};
+    } else if (c.has("value_floats")) {
+        const Config l = c.get("value_floats");
+        for (std::size_t i = 0; i < l.size(); ++i) t.f.push_back(static_cast<float>(l.at(i).as_float()));
+        t.shape = {static_cast<i64>(t.f.size())};
+    } else if (c.has("value_int")) {
+        t = ints_tensor({c.get_int("value_int")}, {});
+    } else if (c.has("value_ints")) {
+        auto v = c.get_ints("value_ints");
+        t = ints_tensor(v, {static_cast<i64>(v.size())});
+    } else {
+        ctx.fail_unsupported("a Constant without a tensor, float or int value (sparse and string values are not supported)");
+    }
+    ctx.set_known_output(0, std::move(t));
+}
+
+/// The input's shape with every dimension known; the batch is not known when converting.
+Shape static_shape(NodeContext& ctx) {
+    const Shape s = ctx.known(0) ? ctx.known(0)->shape : logical_shape(ctx.input(0));
+    for (auto d : s)
+        if (d == kDynamic)
+            ctx.fail_unsupported("the shape of a value with a dynamic batch (export with a fixed batch size, or without shape arithmetic)");
+    return s;
+}
+
+void shape(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Shape s = static_shape(ctx);
+    const auto r = static_cast<i64>(s.size());
+    i64 start = ctx.config().get_int("start", 0), end = ctx.config().get_int("end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = std::max<i64>(0, std::min(start, r)), end = std::max<i64>(start, std::min(end, r));
+    std::vector<i64> v(s.begin() + start, s.begin() + end);
+    ctx.set_known_output(0, ints_tensor(v, {static_cast<i64>(v.size())}));
+}
+
+void size(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    ctx.set_known_output(0, ints_tensor({numel(static_shape(ctx))}, {}));
+}
+
+void constant_of_shape(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const auto dims = ctx.known_ints(0, "shape");
+    HostTensor fill;
+    fill.f = {0.f};
+    if (auto t = ctx.tensor_attribute("value")) {
+        if (t->numel() != 1) ctx.fail_format("value holds " + std::to_string(t->numel()) + " elements, expected 1");
+        fill = *t;
+    }
+    HostTensor out;
+    out.kind = fill.kind;
+    out.shape = Shape(dims.begin(), dims.end());
+    for (auto d : dims)
+        if (d < 0) ctx.fail_shape("a negative dimension");
+    const auto n = static_cast<std::size_t>(numel(out.shape));
+    if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("a constant of " + std::to_string(n) + " elements");
+    if (out.is_float()) out.f.assign(n, fill.f[0]);
+    else out.i.assign(n, fill.i[0]);
+    ctx.set_known_output(0, std::move(out));
+}
+
+void range(NodeContext& ctx) {
+    expect_inputs(ctx, 3, 3);
+    const HostTensor *s = ctx.known(0), *l = ctx.known(1), *d = ctx.known(2);
+    if (!s || !l || !d) ctx.fail_unsupported("a Range whose start, limit or delta is computed when the model runs");
+    const bool fl = s->is_float() || l->is_float() || d->is_float();
+    const double start = s->floats().at(0), limit = l->floats().at(0), delta = d->floats().at(0);
+    if (delta == 0) ctx.fail_format("delta is 0");
+    const double count = std::max(std::ceil((limit - start) / delta), 0.0);
+    if (count > double(1 << 28)) ctx.fail_unsupported("a Range of " + std::to_string(count) + " elements");
+    HostTensor out;
+    out.kind = fl ? HostTensor::Kind::floating : HostTensor::Kind::integer;
+    out.shape = {static_cast<i64>(count)};
+    for (i64 k = 0; k < static_cast<i64>(count); ++k) {
+        if (fl) out.f.push_back(static_cast<float>(start + static_cast<double>(k) * delta));
+        else out.i.push_back(static_cast<i64>(start) + k * static_cast<i64>(delta));
+    }
+    ctx.set_known_output(0, std::move(out));
+}
+
+void cast(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    using P = ::onnx::TensorProto;
+    const auto to = ctx.config().get_int("to");
+    const bool to_float = to == P::FLOAT || to == P::DOUBLE || to == P::FLOAT16 || to == P::BFLOAT16;
+    if (const HostTensor* t = ctx.known(0)) {
+        HostTensor r;
+        r.shape = t->shape;
+        if (to_float) {
+            r.f = t->floats();
+        } else if (to == P::BOOL) {
+            r.kind = HostTensor::Kind::boolean;
+            for (float v : t->floats()) r.i.push_back(v != 0.f);
+        } else if (to == P::STRING) {
+            ctx.fail_unsupported("Cast to string");
+        } else {
+            r.kind = HostTensor::Kind::integer;
+            if (t->is_float())
+                for (float v : t->f) r.i.push_back(static_cast<i64>(std::trunc(v)));
+            else r.i = t->i;
+        }
+        return ctx.set_known_output(0, std::move(r));
+    }
+    if (!to_float) ctx.fail_unsupported("a Cast to " + onnx_type_name(static_cast<int>(to)) + " of a value computed when the model runs");
+    const Value& x = ctx.input(0);
+    ctx.set_outputs({emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical)});  // float32 stays float32
+}
+
+void gather(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 2);
+    const HostTensor* idx = ctx.known(1);
+    if (!idx) ctx.fail_unsupported("indices computed when the model runs");
+    if (const HostTensor* t = ctx.known(0)) {
+        const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", 0), t->shape.size());
+        return ctx.set_known_output(0, host_gather(*t, *idx, axis, ctx.where()));
+    }
+    // One index of a runtime value (x[:, 0]): a crop, then the axis dropped.
+    const Value& x = ctx.input(0);
+    const Shape s = logical_shape(x);
+    const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", 0), s.size());
+    if (idx->numel() != 1) ctx.fail_unsupported("gathering " + std::to_string(idx->numel()) + " indices from a value computed when the model runs");
+    const i64 len = s[axis];
+    i64 i = idx->ints(ctx.where() + ": indices")[0];
+    if (len == kDynamic) ctx.fail_unsupported("gathering along the dynamic batch dimension");
+    if (i < -len || i >= len) ctx.fail_format("index " + std::to_string(i) + " is out of range for a dimension of size " + std::to_string(len));
+    if (i < 0) i += len;
+    std::vector<i64> b(s.size(), 0), e(s.size(), 0);
+    b[axis] = -i, e[axis] = -(len - i - 1);
+    Value y = pad_or_crop(ctx, x, b, e, "pick");
+    Shape out = s;
+    if (idx->shape.empty()) out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+    if (y.var == x.var) y = emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical);
+    ctx.set_outputs({reshape(ctx, y, out, "drop")});
+}
+
+void compare(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 2);
+    const HostTensor *a = ctx.known(0), *b = ctx.known(1);
+    if (!a || !b) ctx.fail_unsupported("a comparison of values computed when the model runs");
+    ctx.set_known_output(0, host_binary(ctx.node().op_type(), *a, *b, ctx.where()));
+}
+
+void not_(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const HostTensor* a = ctx.known(0);
+    if (!a) ctx.fail_unsupported("Not of a value computed when the model runs");
+    HostTensor r = *a;
+    r.kind = HostTensor::Kind::boolean;
+    for (auto& v : r.i) v = !v;
+    ctx.set_known_output(0, std::move(r));
+}
+
+void where(NodeContext& ctx) {
+    expect_inputs(ctx, 3, 3);
+    const HostTensor *c = ctx.known(0), *x = ctx.known(1), *y = ctx.known(2);
+    if (!c || !x || !y) ctx.fail_unsupported("Where on values computed when the model runs");
+    // where(c, x, y) = c * x + (1 - c) * y would lose integers' exactness: select element-wise.
+    const HostTensor cx = host_binary("Mul", *c, *x, ctx.where());  // shapes checked by the broadcast
+    const HostTensor cy = host_binary("Mul", *c, *y, ctx.where());
+    HostTensor out = host_binary("Add", cx, host_binary("Sub", *y, cy, ctx.where()), ctx.where());
+    ctx.set_known_output(0, std::move(out));
+}
+
+void expand(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 2);
+    const HostTensor* x = ctx.known(0);
+    if (!x) ctx.fail_unsupported("Expand of a value computed when the model runs");
+    const auto dims = ctx.known_ints(1, "shape");
+    HostTensor ones;
+    ones.kind = x->kind == HostTensor::Kind::floating ? HostTensor::Kind::floating : HostTensor::Kind::integer;
+    ones.shape = Shape(dims.begin(), dims.end());
+    const auto n = static_cast<std::size_t>(numel(ones.shape));
+    if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("an expansion to " + std::to_string(n) + " elements");
+    if (ones.is_float()) ones.f.assign(n, 1.f);
+    else ones.i.assign(n, 1);
+    ctx.set_known_output(0, host_binary("Mul", *x, ones, ctx.where()));
+}
+
+}  // namespace
+
+void register_constants(Registry& r) {
+    add(r, "Constant", constant);
+    add(r, "Shape", shape);
+    add(r, "Size", size);
+    add(r, "ConstantOfShape", constant_of_shape);
+    add(r, "Range", range);
+    add(r, "Cast", cast);
+    add(r, "Gather", gather);
+    for (const char* op : {"Equal", "Less", "Greater"}) add(r, op, compare);
+    add(r, "Not", not_);
+    add(r, "Where", where);
+    add(r, "Expand", expand);
+}
+
+}  // namespace graft::onnx

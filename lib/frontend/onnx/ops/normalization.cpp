@@ -1,0 +1,125 @@
+// BatchNormalization (inference), LayerNormalization (opset 17) and InstanceNormalization as
+// graft's BatchNormalization, LayerNorm and GroupNorm (one group per channel).
+#include "frontend/onnx/ops/ops.hpp"
+#include "ops/affine/affine.hpp"
+#include "ops/normalization/normalization.hpp"
+
+namespace graft::onnx {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// Input `i`, a known constant of `n` values, as a 1-D constant over C.
+Variable* per_channel(NodeContext& ctx, std::size_t i, i64 n, const char* what) {
+    const HostTensor* t = ctx.known(i);
+    if (!t) ctx.fail_unsupported(std::string(what) + " computed when the model runs");
+    if (t->numel() != n) ctx.fail_shape(std::string(what) + " has " + std::to_string(t->numel()) + " values, expected " + std::to_string(n));
+    return ctx.constant(ctx.layer_name() + "/" + what, OrderC, {n}, t->floats());
+}
+
+void batch_norm(NodeContext& ctx) {
+    expect_inputs(ctx, 5, 5);
+    expect_one_output(ctx);
+    if (ctx.config().get_int("training_mode", 0) != 0) ctx.fail_unsupported("training_mode 1 (graft runs inference)");
+    const Value& x = ctx.input(0);
+    if (x.logical.ndim() < 2) ctx.fail_shape("input of rank " + std::to_string(x.logical.ndim()) + ", expected at least 2");
+    const i64 C = logical_shape(x)[1];
+    bool known = true;
+    for (std::size_t i = 1; i < 5; ++i) known = known && ctx.known(i);
+    if (!known) {  // statistics computed when the model runs: (x - mean) * scale / sqrt(var + eps) + B
+        auto channel = [&](std::size_t i, const char* name) {  // [C] as [C, 1, ...] to broadcast over x's axis 1
+            Shape s(x.logical.ndim() - 1, 1);
+            s[0] = C;
+            return reshape(ctx, ctx.input(i), s, name);
+        };
+        const auto eps = static_cast<float>(ctx.config().get_float("epsilon", 1e-5));
+        const Value sd = activation(ctx, binary(ctx, "Add", channel(4, "var"), scalar(ctx, eps, "epsilon"), "var_eps"), "sqrt", 0, -1, 0, "sd");
+        const Value k = binary(ctx, "Div", channel(1, "scale"), sd, "k");
+        const Value centred = binary(ctx, "Sub", x, channel(3, "mean"), "centred");
+        return ctx.set_outputs({binary(ctx, "Add", binary(ctx, "Mul", centred, k, "scaled"), channel(2, "B"), "")});
+    }
+    NamedVars ins{{"x", x.var},
+                  {"mean", per_channel(ctx, 3, C, "mean")},
+                  {"var", per_channel(ctx, 4, C, "var")},
+                  {"gamma", per_channel(ctx, 1, C, "scale")},
+                  {"beta", per_channel(ctx, 2, C, "B")}};
+    Attributes a;
+    a.set("axis", x.logical[1]);
+    a.set("epsilon", ctx.config().get_float("epsilon", 1e-5));
+    ctx.set_outputs({emit(ctx, ops::kBatchNormalization, std::move(ins), std::move(a), x.logical)});
+}
+
+/// Scale / B of LayerNormalization broadcast to the normalized dimensions `dims`.
+std::vector<float> expanded(NodeContext& ctx, const HostTensor& t, const Shape& dims, const char* what) {
+    const Shape& s = t.shape;
+    if (s.size() > dims.size()) ctx.fail_shape(std::string(what) + " " + shape_str(s) + " has more dimensions than the normalized " + shape_str(dims));
+    const std::size_t off = dims.size() - s.size();
+    for (std::size_t i = 0; i < s.size(); ++i)
+        if (s[i] != 1 && s[i] != dims[off + i]) ctx.fail_shape(std::string(what) + " " + shape_str(s) + " does not broadcast to " + shape_str(dims));
+    const auto v = t.floats();
+    std::vector<float> out(static_cast<std::size_t>(numel(dims)));
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        std::size_t rem = k, src = 0, stride = 1;
+        for (std::size_t d = dims.size(); d-- > 0;) {
+            const std::size_t idx = rem % static_cast<std::size_t>(dims[d]);
+            rem /= static_cast<std::size_t>(dims[d]);
+            if (d >= off) {
+                const auto sd = static_cast<std::size_t>(s[d - off]);
+                src += (sd == 1 ? 0 : idx) * stride;
+                stride *= sd;
+            }
+        }
+        out[k] = v[src];
+    }
+    return out;
+}
+
+void layer_norm(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 3);
+    expect_one_output(ctx);
+    if (ctx.config().get_int("stash_type", 1) != 1) ctx.fail_unsupported("stash_type other than float32");
+    const Value& x = ctx.input(0);
+    const Shape xs = logical_shape(x);
+    const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", -1), xs.size());
+    const Shape dims(xs.begin() + static_cast<std::ptrdiff_t>(axis), xs.end());
+    for (auto d : dims)
+        if (d == kDynamic) ctx.fail_unsupported("normalizing over the dynamic batch dimension");
+    const Order axes(std::vector<Axis>(x.logical.axes().begin() + static_cast<std::ptrdiff_t>(axis), x.logical.axes().end()));
+    NamedVars ins{{"x", x.var}};
+    for (std::size_t i = 1; i <= 2; ++i) {
+        if (!ctx.has_input(i)) continue;
+        const HostTensor* t = ctx.known(i);
+        const char* what = i == 1 ? "scale" : "B";
+        if (!t) ctx.fail_unsupported(std::string(what) + " computed when the model runs");
+        ins.emplace_back(i == 1 ? "gamma" : "beta", ctx.constant(ctx.layer_name() + "/" + what, axes, dims, expanded(ctx, *t, dims, what)));
+    }
+    Attributes a;
+    a.set("axes", axes);
+    a.set("epsilon", ctx.config().get_float("epsilon", 1e-5));
+    ctx.set_outputs({emit(ctx, ops::kLayerNorm, std::move(ins), std::move(a), x.logical)});
+}
+
+void instance_norm(NodeContext& ctx) {
+    expect_inputs(ctx, 3, 3);
+    const Value& x = ctx.input(0);
+    if (x.logical.ndim() < 3) ctx.fail_shape("input of rank " + std::to_string(x.logical.ndim()) + ", expected at least 3");
+    const i64 C = logical_shape(x)[1];
+    NamedVars ins{{"x", x.var}, {"gamma", per_channel(ctx, 1, C, "scale")}, {"beta", per_channel(ctx, 2, C, "B")}};
+    Attributes a;
+    a.set("batch_axis", x.logical[0]);
+    a.set("axis", x.logical[1]);
+    a.set("groups", C);
+    a.set("epsilon", ctx.config().get_float("epsilon", 1e-5));
+    ctx.set_outputs({emit(ctx, ops::kGroupNorm, std::move(ins), std::move(a), x.logical)});
+}
+
+}  // namespace
+
+void register_normalization(Registry& r) {
+    add(r, "BatchNormalization", batch_norm);
+    add(r, "LayerNormalization", layer_norm);
+    add(r, "InstanceNormalization", instance_norm);
+}
+
+}  // namespace graft::onnx

@@ -1,0 +1,104 @@
+// MaxPool, AveragePool (1-D to 3-D, explicit pads, ceil_mode) and GlobalAveragePool /
+// GlobalMaxPool as graft's Pool2D / Pool3D (a 1-D pool runs as 2-D with a height of 1) and
+// GlobalPool.
+#include "frontend/onnx/ops/ops.hpp"
+#include "ops/pool/pool.hpp"
+
+namespace graft::onnx {
+
+namespace {
+
+using i64 = std::int64_t;
+
+void pool(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    expect_one_output(ctx);
+    const bool max = ctx.node().op_type() == "MaxPool";
+    const auto& c = ctx.config();
+    const Value x0 = ctx.input(0);
+    const std::size_t rank = x0.logical.ndim();
+    if (rank < 3 || rank > 5) ctx.fail_unsupported("a rank-" + std::to_string(rank) + " input (graft pools 1-D to 3-D)");
+    const std::size_t nd = rank - 2;
+    std::vector<i64> k = c.get_ints("kernel_shape", nd);
+    std::vector<i64> s = c.has("strides") ? c.get_ints("strides", nd) : std::vector<i64>(nd, 1);
+    std::vector<i64> pads = c.has("pads") ? c.get_ints("pads", 2 * nd) : std::vector<i64>(2 * nd, 0);
+    const std::string auto_pad = c.get_string("auto_pad", "NOTSET");
+    if (c.has("dilations"))
+        for (auto d : c.get_ints("dilations", nd))
+            if (d != 1) ctx.fail_unsupported("dilated pooling");
+    if (max && c.get_int("storage_order", 0) != 0) ctx.fail_unsupported("storage_order 1");
+    const bool include_pad = !max && c.get_int("count_include_pad", 0) != 0;
+    Value x = ctx.relabel(x0, positional_order(rank));
+    Shape xs = logical_shape(x);
+    for (std::size_t i = 2; i < rank; ++i)
+        if (xs[i] == kDynamic) ctx.fail_unsupported("a dynamic spatial size");
+    std::string padding = "explicit";
+    if (auto_pad == "VALID") padding = "valid", pads.assign(2 * nd, 0);
+    else if (auto_pad == "SAME_UPPER") padding = "same";
+    else if (auto_pad == "SAME_LOWER") {
+        for (std::size_t i = 0; i < nd; ++i) {
+            const i64 out = (xs[i + 2] + s[i] - 1) / s[i], total = std::max<i64>((out - 1) * s[i] + k[i] - xs[i + 2], 0);
+            pads[i] = total - total / 2, pads[i + nd] = total / 2;
+        }
+    } else if (auto_pad != "NOTSET") ctx.fail_format("auto_pad '" + auto_pad + "'");
+    const bool ceil_mode = c.get_int("ceil_mode", 0) != 0;
+    if (include_pad && padding != "valid") {
+        // Averages count the pads: pad with zeros first, then pool without padding.
+        if (padding == "same") ctx.fail_unsupported("count_include_pad with auto_pad SAME_UPPER");
+        if (ceil_mode) ctx.fail_unsupported("count_include_pad with ceil_mode");
+        std::vector<i64> begin(rank, 0), end(rank, 0);
+        for (std::size_t i = 0; i < nd; ++i) begin[i + 2] = pads[i], end[i + 2] = pads[i + nd];
+        x = pad_or_crop(ctx, x, begin, end);
+        padding = "valid";
+    }
+    // 1-D: as 2-D over [N, C, 1, W].
+    const bool one_d = nd == 1;
+    if (one_d) {
+        Shape s4{xs[0], xs[1], 1, xs[2]};
+        x = reshape(ctx, x, s4, "as2d");
+        k.insert(k.begin(), 1), s.insert(s.begin(), 1);
+        pads = {0, pads[0], 0, pads[1]};
+    }
+    Attributes a;
+    a.set("kind", std::string(max ? "max" : "avg"));
+    a.set("pool_size", k);
+    a.set("strides", s);
+    a.set("padding", padding);
+    if (padding == "explicit") {
+        a.set("pads", pads);
+        a.set("ceil_mode", ceil_mode);
+    }
+    Value y = emit(ctx, nd == 3 ? ops::kPool3D : ops::kPool2D, {{"x", x.var}}, std::move(a), x.logical);
+    if (one_d) {
+        const Shape ys = logical_shape(y);
+        y = reshape(ctx, y, {ys[0], ys[1], ys[3]}, "as1d");
+    }
+    ctx.set_outputs({y});
+}
+
+void global_pool(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Value x = ctx.input(0);
+    const std::size_t rank = x.logical.ndim();
+    if (rank < 3) ctx.fail_unsupported("a rank-" + std::to_string(rank) + " input");
+    if (x.logical[0] != Axis::N) ctx.fail_unsupported("an input whose first dimension is not the batch");
+    std::vector<Axis> axes(x.logical.axes().begin() + 2, x.logical.axes().end());
+    Attributes a;
+    a.set("kind", std::string(ctx.node().op_type() == "GlobalMaxPool" ? "max" : "avg"));
+    a.set("axes", Order(axes));
+    const Value r = emit(ctx, ops::kGlobalPool, {{"x", x.var}}, std::move(a), Order{x.logical[0], x.logical[1]});
+    Shape out = logical_shape(r);
+    out.resize(rank, 1);  // ONNX keeps the pooled dimensions, of size 1
+    ctx.set_outputs({reshape(ctx, r, out, "keepdims")});
+}
+
+}  // namespace
+
+void register_pool(Registry& r) {
+    add(r, "MaxPool", pool);
+    add(r, "AveragePool", pool);
+    add(r, "GlobalAveragePool", global_pool);
+    add(r, "GlobalMaxPool", global_pool);
+}
+
+}  // namespace graft::onnx

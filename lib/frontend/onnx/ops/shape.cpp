@@ -1,0 +1,359 @@
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice and Pad. A known input
+// gives a known output (shape arithmetic); a runtime one becomes graft's aliasing Reshape, its
+// Concat, or its Pad (zero padding, or cropping with negative amounts: Slice and Split with
+// step 1). Transpose costs nothing at all: it renames the value's logical dimensions, and the
+// optimizer chooses the memory layout.
+#include <algorithm>
+
+#include "frontend/onnx/ops/ops.hpp"
+#include "ops/elementwise/elementwise.hpp"
+#include "ops/shape/shape.hpp"
+
+namespace graft::onnx {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// The shape of input 0, known or not.
+Shape input_shape(NodeContext& ctx) {
+    if (const HostTensor* t = ctx.known(0)) return t->shape;
+    return logical_shape(ctx.input(0));
+}
+
+/// Sets output 0 to input 0 reshaped to `shape` (known stays known).
+void reshape_to(NodeContext& ctx, const Shape& shape) {
+    if (const HostTensor* t = ctx.known(0)) {
+        HostTensor r = *t;
+        r.shape = shape;
+        return ctx.set_known_output(0, std::move(r));
+    }
+    ctx.set_outputs({reshape(ctx, ctx.input(0), shape)});
+}
+
+/// ONNX Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
+Shape reshape_target(NodeContext& ctx, const Shape& in, std::vector<i64> t, bool allowzero) {
+    int infer = -1;
+    i64 known = 1;
+    bool dynamic = false;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == 0 && !allowzero) {
+            if (i >= in.size()) ctx.fail_shape("shape entry " + std::to_string(i) + " is 0 (copy) but the input has rank " + std::to_string(in.size()));
+            t[i] = in[i];
+        }
+        if (t[i] == -1 || t[i] == kDynamic) {
+            if (infer >= 0 && !(t[i] == kDynamic && i == 0 && in[0] == kDynamic)) ctx.fail_shape("shape has more than one -1");
+            if (t[i] == -1 && !(i == 0 && in.size() && in[0] == kDynamic)) infer = static_cast<int>(i);
+            else dynamic = true;
+        } else if (t[i] < 0) {
+            ctx.fail_shape("shape entry " + std::to_string(t[i]));
+        } else {
+            known *= t[i];
+        }
+    }
+    const i64 total = numel(in);
+    if (total == kDynamic) {  // a dynamic batch: the batch stays first and free
+        if (in[0] != kDynamic || (infer >= 0 && !dynamic && infer != 0))
+            ctx.fail_unsupported("reshaping a dynamic batch dimension into other dimensions");
+        if (infer >= 0) t[static_cast<std::size_t>(infer)] = kDynamic;
+        return t;
+    }
+    if (infer >= 0) {
+        if (known == 0 || total % known != 0) ctx.fail_shape("cannot reshape " + shape_str(in) + " to " + shape_str(t));
+        t[static_cast<std::size_t>(infer)] = total / known;
+    } else if (numel(t) != total) {
+        ctx.fail_shape("cannot reshape " + shape_str(in) + " (" + std::to_string(total) + " elements) to " + shape_str(t));
+    }
+    return t;
+}
+
+void reshape_op(NodeContext& ctx) {
+    if (ctx.opset() < 5) ctx.fail_unsupported("Reshape-1 (shape as an attribute)");
+    expect_inputs(ctx, 2, 2);
+    const Shape in = input_shape(ctx);
+    reshape_to(ctx, reshape_target(ctx, in, ctx.known_ints(1, "shape"), ctx.config().get_int("allowzero", 0) != 0));
+}
+
+void flatten(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Shape in = input_shape(ctx);
+    const auto r = static_cast<i64>(in.size());
+    const i64 a = ctx.config().get_int("axis", 1);
+    if (a < -r || a > r) ctx.fail_format("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(r));
+    const auto axis = static_cast<std::size_t>(a < 0 ? a + r : a);
+    i64 outer = 1, inner = 1;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        i64& acc = i < axis ? outer : inner;
+        acc = (acc == kDynamic || in[i] == kDynamic) ? kDynamic : acc * in[i];
+    }
+    if (inner == kDynamic) ctx.fail_unsupported("flattening a dynamic batch into the inner dimension");
+    reshape_to(ctx, {outer, inner});
+}
+
+/// The axes of Squeeze / Unsqueeze: an attribute before opset 13, an input since.
+std::vector<i64> axes_arg(NodeContext& ctx, bool required) {
+    if (ctx.opset() < 13) {
+        if (!ctx.config().has("axes")) {
+            if (required) ctx.fail_format("has no 'axes'");
+            return {};
+        }
+        return ctx.config().get_ints("axes");
+    }
+    if (!ctx.has_input(1)) {
+        if (required) ctx.fail_format("has no axes input");
+        return {};
+    }
+    return ctx.known_ints(1, "axes");
+}
+
+void squeeze(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 2);
+    const Shape in = input_shape(ctx);
+    std::vector<bool> drop(in.size(), false);
+    const auto axes = axes_arg(ctx, false);
+    if (axes.empty())
+        for (std::size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+    for (auto a : axes) {
+        const std::size_t i = axis_index(ctx, a, in.size());
+        if (in[i] != 1) ctx.fail_shape("cannot squeeze dimension " + std::to_string(a) + " of size " + std::to_string(in[i]));
+        drop[i] = true;
+    }
+    Shape out;
+    for (std::size_t i = 0; i < in.size(); ++i)
+        if (!drop[i]) out.push_back(in[i]);
+    reshape_to(ctx, out);
+}
+
+void unsqueeze(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 2);
+    const Shape in = input_shape(ctx);
+    const auto axes = axes_arg(ctx, true);
+    const std::size_t r = in.size() + axes.size();
+    std::vector<bool> added(r, false);
+    for (auto a : axes) {
+        const std::size_t i = axis_index(ctx, a, r);
+        if (added[i]) ctx.fail_format("axis " + std::to_string(a) + " is listed twice");
+        added[i] = true;
+    }
+    Shape out;
+    for (std::size_t i = 0, j = 0; i < r; ++i) out.push_back(added[i] ? 1 : in[j++]);
+    reshape_to(ctx, out);
+}
+
+void transpose(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Shape in = input_shape(ctx);
+    std::vector<i64> perm;
+    if (ctx.config().has("perm")) perm = ctx.config().get_ints("perm");
+    else
+        for (std::size_t i = in.size(); i-- > 0;) perm.push_back(static_cast<i64>(i));
+    if (perm.size() != in.size()) ctx.fail_format("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(in.size()));
+    std::vector<bool> seen(in.size(), false);
+    for (auto p : perm) {
+        if (p < 0 || p >= static_cast<i64>(in.size()) || seen[static_cast<std::size_t>(p)]) ctx.fail_format("perm is not a permutation");
+        seen[static_cast<std::size_t>(p)] = true;
+    }
+    if (const HostTensor* t = ctx.known(0)) {
+        HostTensor r;
+        r.kind = t->kind;
+        for (auto p : perm) r.shape.push_back(in[static_cast<std::size_t>(p)]);
+        const auto n = static_cast<std::size_t>(t->numel());
+        std::vector<std::size_t> in_stride(in.size(), 1);
+        for (std::size_t d = in.size(); d-- > 1;) in_stride[d - 1] = in_stride[d] * static_cast<std::size_t>(in[d]);
+        for (std::size_t k = 0; k < n; ++k) {
+            std::size_t rem = k, src = 0;
+            for (std::size_t d = r.shape.size(); d-- > 0;) {
+                const auto sd = static_cast<std::size_t>(r.shape[d]);
+                src += (rem % sd) * in_stride[static_cast<std::size_t>(perm[d])];
+                rem /= sd;
+            }
+            if (t->is_float()) r.f.push_back(t->f[src]);
+            else r.i.push_back(t->i[src]);
+        }
+        return ctx.set_known_output(0, std::move(r));
+    }
+    const Value& x = ctx.input(0);
+    std::vector<Axis> names;
+    for (auto p : perm) names.push_back(x.logical[static_cast<std::size_t>(p)]);
+    ctx.set_outputs({Value{x.var, Order(names)}});  // the same elements, dimensions renamed
+}
+
+void concat(NodeContext& ctx) {
+    if (ctx.num_inputs() < 1) ctx.fail_format("has no inputs");
+    bool all_known = true;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+        if (!ctx.has_input(i)) ctx.fail_format("input " + std::to_string(i) + " is missing");
+        all_known = all_known && ctx.known(i);
+    }
+    const std::size_t rank = all_known ? ctx.known(0)->shape.size() : ctx.input(0).logical.ndim();
+    const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis"), rank);
+    if (all_known) {  // along `axis`: outer blocks of each input in turn
+        HostTensor r = *ctx.known(0);
+        r.f.clear(), r.i.clear();
+        r.shape[axis] = 0;
+        std::size_t outer = 1;
+        for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::size_t>(r.shape[d]);
+        for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+            const HostTensor& t = *ctx.known(i);
+            if (t.shape.size() != rank) ctx.fail_shape("inputs of different ranks");
+            r.shape[axis] += t.shape[axis];
+            if (t.is_float()) r.kind = HostTensor::Kind::floating;
+        }
+        for (std::size_t o = 0; o < outer; ++o)
+            for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+                const HostTensor& t = *ctx.known(i);
+                const std::size_t block = static_cast<std::size_t>(t.numel()) / outer;
+                if (r.is_float()) {
+                    const auto v = t.floats();
+                    r.f.insert(r.f.end(), v.begin() + static_cast<std::ptrdiff_t>(o * block), v.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
+                } else {
+                    r.i.insert(r.i.end(), t.i.begin() + static_cast<std::ptrdiff_t>(o * block), t.i.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
+                }
+            }
+        return ctx.set_known_output(0, std::move(r));
+    }
+    const Order logical = ctx.input(0).logical;
+    NamedVars ins;
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
+        const Value& v = ctx.input(i);
+        if (v.logical.ndim() != rank) ctx.fail_shape("inputs of different ranks");
+        if (numel(logical_shape(v)) == 0) continue;  // an empty input adds nothing
+        ins.emplace_back("x" + std::to_string(ins.size()), ctx.relabel(v, logical).var);
+    }
+    Attributes a;
+    a.set("axis", logical[axis]);
+    ctx.set_outputs({emit(ctx, ops::kConcat, std::move(ins), std::move(a), logical)});
+}
+
+/// Output `k` = x's entries [start, end) along `axis` (a crop; a known input is sliced now).
+Value crop(NodeContext& ctx, const Value& x, std::size_t axis, i64 start, i64 end, const std::string& suffix) {
+    const Shape s = logical_shape(x);
+    std::vector<i64> b(s.size(), 0), e(s.size(), 0);
+    b[axis] = -start, e[axis] = -(s[axis] - end);
+    return pad_or_crop(ctx, x, b, e, suffix);
+}
+
+void split(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 2);
+    const Value& x = ctx.input(0);
+    const Shape s = logical_shape(x);
+    const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", 0), s.size());
+    std::vector<i64> parts;
+    if (ctx.opset() >= 13 && ctx.has_input(1)) parts = ctx.known_ints(1, "split");
+    else if (ctx.config().has("split")) parts = ctx.config().get_ints("split");
+    const std::size_t n = ctx.num_outputs();
+    if (parts.empty()) {
+        if (s[axis] % static_cast<i64>(n) != 0) ctx.fail_shape("dimension " + std::to_string(s[axis]) + " does not split into " + std::to_string(n) + " equal parts");
+        parts.assign(n, s[axis] / static_cast<i64>(n));
+    }
+    i64 total = 0;
+    for (auto p : parts) total += p;
+    if (parts.size() != n || total != s[axis]) ctx.fail_shape("split sizes do not add up to dimension " + std::to_string(s[axis]));
+    i64 start = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        if (ctx.wants_output(k)) {
+            const Value part = crop(ctx, x, axis, start, start + parts[k], "part" + std::to_string(k));
+            ctx.set_output(k, part.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical).var : part.var, x.logical);
+        }
+        start += parts[k];
+    }
+}
+
+void slice(NodeContext& ctx) {
+    if (ctx.opset() < 10) ctx.fail_unsupported("Slice-1 (attributes)");
+    expect_inputs(ctx, 3, 5);
+    const Shape s = input_shape(ctx);
+    const auto starts = ctx.known_ints(1, "starts"), ends = ctx.known_ints(2, "ends");
+    std::vector<i64> axes, steps;
+    if (ctx.has_input(3)) axes = ctx.known_ints(3, "axes");
+    else
+        for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<i64>(i));
+    steps = ctx.has_input(4) ? ctx.known_ints(4, "steps") : std::vector<i64>(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        ctx.fail_format("starts, ends, axes and steps differ in length");
+    std::vector<i64> lo(s.size(), 0), hi(s), step(s.size(), 1);
+    for (std::size_t j = 0; j < axes.size(); ++j) {
+        const std::size_t a = axis_index(ctx, axes[j], s.size());
+        const i64 dim = s[a];
+        if (dim == kDynamic) ctx.fail_unsupported("slicing the dynamic batch dimension");
+        if (steps[j] == 0) ctx.fail_format("a step of 0");
+        auto clampi = [](i64 v, i64 l, i64 h) { return std::max(l, std::min(v, h)); };
+        i64 b = starts[j] < 0 ? starts[j] + dim : starts[j], e = ends[j] < 0 ? ends[j] + dim : ends[j];
+        if (steps[j] > 0) b = clampi(b, 0, dim), e = clampi(e, 0, dim);
+        else b = clampi(b, -1, dim - 1), e = clampi(e, -1, dim - 1);
+        lo[a] = b, hi[a] = e, step[a] = steps[j];
+    }
+    if (const HostTensor* t = ctx.known(0)) {  // shape arithmetic: slice now
+        HostTensor r;
+        r.kind = t->kind;
+        for (std::size_t d = 0; d < s.size(); ++d) {
+            const i64 len = step[d] > 0 ? (hi[d] - lo[d] + step[d] - 1) / step[d] : (lo[d] - hi[d] - step[d] - 1) / -step[d];
+            r.shape.push_back(std::max<i64>(len, 0));
+        }
+        const auto n = static_cast<std::size_t>(r.numel());
+        for (std::size_t k = 0; k < n; ++k) {
+            std::size_t rem = k, src = 0, stride = 1;
+            for (std::size_t d = s.size(); d-- > 0;) {
+                const auto od = static_cast<std::size_t>(r.shape[d]);
+                src += static_cast<std::size_t>(lo[d] + static_cast<i64>(rem % od) * step[d]) * stride;
+                rem /= od;
+                stride *= static_cast<std::size_t>(s[d]);
+            }
+            if (t->is_float()) r.f.push_back(t->f[src]);
+            else r.i.push_back(t->i[src]);
+        }
+        return ctx.set_known_output(0, std::move(r));
+    }
+    std::vector<i64> b(s.size(), 0), e(s.size(), 0);
+    for (std::size_t d = 0; d < s.size(); ++d) {
+        if (step[d] != 1) ctx.fail_unsupported("a step other than 1 on a value computed when the model runs");
+        if (hi[d] <= lo[d]) ctx.fail_unsupported("an empty slice");
+        if (s[d] != kDynamic) b[d] = -lo[d], e[d] = -(s[d] - hi[d]);
+    }
+    const Value& x = ctx.input(0);
+    const Value y = pad_or_crop(ctx, x, b, e, "slice");
+    ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
+}
+
+void pad(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 4);
+    const std::string mode = ctx.config().get_string("mode", "constant");
+    if (mode != "constant") ctx.fail_unsupported("mode '" + mode + "' (graft pads with zeros)");
+    const Value& x = ctx.input(0);
+    const std::size_t r = x.logical.ndim();
+    std::vector<i64> pads = ctx.opset() < 11 ? ctx.config().get_ints("pads") : ctx.known_ints(1, "pads");
+    if (ctx.opset() >= 11 && ctx.has_input(2)) {
+        const HostTensor* v = ctx.known(2);
+        if (!v || v->numel() != 1 || v->floats()[0] != 0.f) ctx.fail_unsupported("a constant_value other than 0");
+    } else if (ctx.opset() < 11 && ctx.config().get_float("value", 0.0) != 0.0) {
+        ctx.fail_unsupported("a value other than 0");
+    }
+    std::vector<i64> axes;
+    if (ctx.opset() >= 18 && ctx.has_input(3)) axes = ctx.known_ints(3, "axes");
+    else
+        for (std::size_t i = 0; i < r; ++i) axes.push_back(static_cast<i64>(i));
+    if (pads.size() != 2 * axes.size()) ctx.fail_format("pads has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * axes.size()));
+    std::vector<i64> b(r, 0), e(r, 0);
+    for (std::size_t j = 0; j < axes.size(); ++j) {
+        const std::size_t a = axis_index(ctx, axes[j], r);
+        b[a] = pads[j], e[a] = pads[j + axes.size()];
+    }
+    const Value y = pad_or_crop(ctx, x, b, e);
+    ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
+}
+
+}  // namespace
+
+void register_shape(Registry& r) {
+    add(r, "Reshape", reshape_op);
+    add(r, "Flatten", flatten);
+    add(r, "Squeeze", squeeze);
+    add(r, "Unsqueeze", unsqueeze);
+    add(r, "Transpose", transpose);
+    add(r, "Concat", concat);
+    add(r, "Split", split);
+    add(r, "Slice", slice);
+    add(r, "Pad", pad);
+}
+
+}  // namespace graft::onnx
