@@ -213,6 +213,7 @@ std::vector<Example> reduce_examples() {
     v.push_back(reduce("log_sum_exp", {Axis::H, Axis::C}, true, x(61)));
     v.push_back(reduce("sum", {Axis::N, Axis::H, Axis::W, Axis::C}, true, x(62)));
     v.push_back(reduce("sum", {}, false, x(63)));
+    v.push_back(reduce("max", {Axis::T, Axis::C}, false, input("x", graft::Order{Axis::T, Axis::C}, {4, 3}, 67)));  // to one value
 
     // ties (values in {-1, 0, 1}) tell the first index from the last
     Operand ties = input("x", OrderNTC, {2, 6, 3}, 64, false, -1.5f, 1.5f);

@@ -5,6 +5,7 @@
 
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/fused/fused.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -106,6 +107,55 @@ void emit_binary(cpp::EmitContext& ctx) {
              ctx.input("a"), ctx.input("b"), ctx.output("y"), g.shape.size());
 }
 
+/// The broadcast spec of a fused program reading v for y: "" when v is laid out like y, "*" for a
+/// single value, "A,B" when v's axes of size > 1 are adjacent in y's order in v's memory order;
+/// nullopt otherwise.
+std::optional<std::string> bcast_spec(const Variable& v, const Variable& y) {
+    if (v.order() == y.order() && v.shape() == y.shape()) return std::string();
+    std::vector<std::size_t> at;  // positions in y of v's axes of size > 1, in v's memory order
+    std::string spec;
+    for (std::size_t i = 0; i < v.ndim(); ++i) {
+        if (v.shape()[i] == 1) continue;
+        if (v.shape()[i] == kDynamic) return std::nullopt;
+        at.push_back(y.order().index(v.order()[i]));
+        spec += (spec.empty() ? "" : ",") + v.order()[i].name();
+    }
+    for (std::size_t k = 1; k < at.size(); ++k)
+        if (at[k] != at[k - 1] + 1) return std::nullopt;
+    return at.empty() ? std::string("*") : spec;
+}
+
+/// add, sub, mul, max and min as one step of a fused program, when one input is laid out like y
+/// (a, or b for the operations that commute) and the other is too or broadcasts along adjacent
+/// axes of y in its own order; div by a constant single value as the step div.
+std::optional<ElementwiseProgram> binary_program(const Operator& op) {
+    using graft_rt::BinaryOp;
+    const auto kind = BinaryAttrs::parse(op).op;
+    Variable* a = op.input("a");
+    Variable* b = op.input("b");
+    const Variable& y = *op.output("y");
+    const bool commutes = kind == BinaryOp::add || kind == BinaryOp::mul || kind == BinaryOp::max || kind == BinaryOp::min;
+    if (!commutes && kind != BinaryOp::sub && kind != BinaryOp::div) return std::nullopt;
+    auto sa = bcast_spec(*a, y), sb = bcast_spec(*b, y);
+    if (!sa || !sb) return std::nullopt;
+    if (!sa->empty()) {  // x0 must be laid out like y
+        if (!commutes || !sb->empty()) return std::nullopt;
+        std::swap(a, b);
+        std::swap(sa, sb);
+    }
+    fused::Program p;
+    if (kind == BinaryOp::div) {
+        if (!b->is_constant() || b->numel() != 1) return std::nullopt;
+        const float d = static_cast<const ConstantVariable&>(*b).data().at(0);
+        p.bcast = {""};
+        p.steps = {{"div", 0, -1, "", {static_cast<double>(d), 0.0, 0.0}}};
+        return fused::lowering({{a, nullptr, ""}}, p);
+    }
+    p.bcast = {"", *sb};
+    p.steps = {{graft_rt::binary_name(kind), 0, 1, "", {0.0, 0.0, 0.0}}};
+    return fused::lowering({{a, nullptr, ""}, {b, nullptr, ""}}, p);
+}
+
 }  // namespace
 
 void register_broadcast(Registry& r) {
@@ -113,6 +163,7 @@ void register_broadcast(Registry& r) {
     s.type = kBinary;
     s.inputs = {"a", "b"};
     s.infer = infer_binary;
+    s.elementwise_program = binary_program;
     // inplace stays false: y may only be written over a when a has y's shape and layout, which a
     // schema trait cannot say; required_order stays null: the kernel reads any layout.
     s.doc = "y = a (op) b, op add|sub|mul|div|pow|max|min|mod (attr fmod: C fmod instead of Python's mod), numpy "
