@@ -18,6 +18,8 @@ void register_builtin_ops(Registry& r) {
     register_attention(r);
     register_resize(r);
     register_fused(r);
+    register_broadcast(r);
+    register_reduce(r);
 }
 
 }  // namespace graft::ops

@@ -1,5 +1,7 @@
 #include "ops/op_util.hpp"
 
+#include <limits>
+
 namespace graft::ops {
 
 namespace {
@@ -80,9 +82,15 @@ bool is_known_activation(const std::string& fn) {
 cpu::ActParams act_params(const Operator& op, const std::string& fn) {
     cpu::ActParams p;
     if (!find_activation(fn, p.kind)) throw UnsupportedError(op.describe() + ": unknown activation '" + fn + "'");
-    p.alpha = static_cast<float>(op.attr_or<double>("alpha", fn == "elu" ? 1.0 : 0.0));
-    p.max_value = static_cast<float>(op.attr_or<double>("max_value", -1.0));
-    p.threshold = static_cast<float>(op.attr_or<double>("threshold", 0.0));
+    // Defaults where an attribute is absent: Keras' for elu, ONNX's for the ONNX functions.
+    double alpha = 0.0, max_value = -1.0, threshold = 0.0;
+    if (fn == "elu" || fn == "celu") alpha = 1.0;
+    if (fn == "hard_sigmoid_general") alpha = 0.2, threshold = 0.5;
+    if (fn == "shrink") alpha = 0.5;
+    if (fn == "clip") alpha = -std::numeric_limits<float>::max(), max_value = std::numeric_limits<float>::max();
+    p.alpha = static_cast<float>(op.attr_or<double>("alpha", alpha));
+    p.max_value = static_cast<float>(op.attr_or<double>("max_value", max_value));
+    p.threshold = static_cast<float>(op.attr_or<double>("threshold", threshold));
     return p;
 }
 

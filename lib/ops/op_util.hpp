@@ -75,6 +75,9 @@ void expect_params(const Operator& op, std::int64_t k, std::initializer_list<con
 Outputs like_x_in(const Operator& op, const Order& o);
 
 /// Activation attributes ("activation", "alpha", "max_value", "threshold") as kernel params.
+/// Absent ones default to 0 (max_value -1: none), except elu and celu alpha 1, and ONNX's
+/// defaults of hard_sigmoid_general (alpha 0.2, beta = threshold 0.5), shrink (lambd = alpha
+/// 0.5) and clip (alpha = -FLT_MAX, max_value = FLT_MAX: unbounded).
 cpu::ActParams act_params(const Operator& op, const std::string& fn);
 /// Every activation name the kernels know.
 bool is_known_activation(const std::string& fn);

@@ -59,6 +59,8 @@ std::vector<Example> sequence_examples();
 std::vector<Example> conv_more_examples();
 std::vector<Example> recurrent_examples();
 std::vector<Example> fused_examples();
+std::vector<Example> broadcast_examples();
+std::vector<Example> reduce_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 

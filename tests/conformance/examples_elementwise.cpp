@@ -40,10 +40,41 @@ double act(const std::string& f, double v, double alpha, double max_value, doubl
         return v > threshold ? t : alpha * (v - threshold);
     }
     if (f == "erf") return std::erf(v);
+    // ONNX's unary math, from its operator definitions (alpha, max_value and threshold carry the
+    // parameters: act.hpp)
+    if (f == "abs") return std::fabs(v);
+    if (f == "neg") return -v;
+    if (f == "log") return std::log(v);
+    if (f == "sqrt") return std::sqrt(v);
+    if (f == "reciprocal") return 1 / v;
+    if (f == "floor") return std::floor(v);
+    if (f == "ceil") return std::ceil(v);
+    if (f == "round") {  // half to even
+        const double r = std::floor(v), d = v - r;
+        return d < 0.5 ? r : d > 0.5 ? r + 1 : (std::fmod(r, 2.0) == 0 ? r : r + 1);
+    }
+    if (f == "sign") return v > 0 ? 1 : v < 0 ? -1 : 0;
+    if (f == "sin") return std::sin(v);
+    if (f == "cos") return std::cos(v);
+    if (f == "tan") return std::tan(v);
+    if (f == "asin") return std::asin(v);
+    if (f == "acos") return std::acos(v);
+    if (f == "atan") return std::atan(v);
+    if (f == "sinh") return std::sinh(v);
+    if (f == "cosh") return std::cosh(v);
+    if (f == "asinh") return std::log(v + std::sqrt(v * v + 1));
+    if (f == "acosh") return std::log(v + std::sqrt(v * v - 1));
+    if (f == "atanh") return 0.5 * std::log((1 + v) / (1 - v));
+    if (f == "celu") return std::max(0.0, v) + std::min(0.0, alpha * (std::exp(v / alpha) - 1));
+    if (f == "hard_swish") return v * std::clamp(v / 6 + 0.5, 0.0, 1.0);
+    if (f == "hard_sigmoid_general") return std::clamp(alpha * v + threshold, 0.0, 1.0);
+    if (f == "shrink") return v < -alpha ? v + threshold : v > alpha ? v - threshold : 0;
+    if (f == "clip") return std::clamp(v, alpha, max_value);
     throw std::runtime_error("no reference for activation " + f);
 }
 
-Example activation(const std::string& f, double alpha = 0, double max_value = -1, double threshold = 0) {
+Example activation(const std::string& f, double alpha = 0, double max_value = -1, double threshold = 0, float lo = -4.f,
+                   float hi = 4.f) {
     Example e;
     e.op_type = "Activation";
     e.name = f + (alpha != 0 ? " alpha " + std::to_string(alpha) : "") + (max_value >= 0 ? " max_value" : "") +
@@ -52,7 +83,8 @@ Example activation(const std::string& f, double alpha = 0, double max_value = -1
     if (alpha != 0) e.attrs.set("alpha", alpha);
     if (max_value >= 0) e.attrs.set("max_value", max_value);
     if (threshold != 0) e.attrs.set("threshold", threshold);
-    e.inputs = {input("x", OrderNHWC, {2, 3, 2, 5}, 1, false, -4.f, 4.f)};
+    if (lo != -4.f || hi != 4.f) e.name += " on [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+    e.inputs = {input("x", OrderNHWC, {2, 3, 2, 5}, 1, false, lo, hi)};
     e.reference = [=](const std::vector<Operand>& in) {
         return std::vector<Expected>{like("y", in[0], [&](const Pos& p, std::int64_t) { return act(f, at(in[0], p), alpha, max_value, threshold); })};
     };
@@ -114,6 +146,18 @@ std::vector<Example> elementwise_examples() {
     v.push_back(activation("thresholded_relu", 1.0));
     v.push_back(activation("relu_general", 0.1, 6.0, 0.5));
     v.push_back(activation("relu_general", 0.0, 1.5, 0.0));
+    // ONNX's unary math
+    for (const char* f : {"abs", "neg", "floor", "ceil", "round", "sign", "sin", "cos", "atan", "sinh", "cosh", "asinh",
+                          "hard_swish"})
+        v.push_back(activation(f));
+    for (const char* f : {"log", "sqrt", "reciprocal"}) v.push_back(activation(f, 0, -1, 0, 0.1f, 4.f));
+    for (const char* f : {"asin", "acos", "atanh"}) v.push_back(activation(f, 0, -1, 0, -0.95f, 0.95f));
+    v.push_back(activation("tan", 0, -1, 0, -1.3f, 1.3f));
+    v.push_back(activation("acosh", 0, -1, 0, 1.f, 5.f));
+    v.push_back(activation("celu", 0.7));
+    v.push_back(activation("hard_sigmoid_general", 0.3, -1, 0.4));
+    v.push_back(activation("shrink", 1.5, -1, 0.25));
+    v.push_back(activation("clip", -1.0, 2.5));
 
     Example id;
     id.op_type = "Identity";

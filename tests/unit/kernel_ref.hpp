@@ -84,6 +84,35 @@ inline double act_ref(double x, const ActParams& a) {
             return t;
         }
         case Act::erf: return std::erf(x);
+        // ONNX's unary math, from its operator definitions
+        case Act::abs: return std::fabs(x);
+        case Act::neg: return -x;
+        case Act::log: return std::log(x);
+        case Act::sqrt: return std::sqrt(x);
+        case Act::reciprocal: return 1 / x;
+        case Act::floor: return std::floor(x);
+        case Act::ceil: return std::ceil(x);
+        case Act::round: {  // half to even
+            const double r = std::floor(x), d = x - r;
+            return d < 0.5 ? r : d > 0.5 ? r + 1 : (std::fmod(r, 2.0) == 0 ? r : r + 1);
+        }
+        case Act::sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
+        case Act::sin: return std::sin(x);
+        case Act::cos: return std::cos(x);
+        case Act::tan: return std::tan(x);
+        case Act::asin: return std::asin(x);
+        case Act::acos: return std::acos(x);
+        case Act::atan: return std::atan(x);
+        case Act::sinh: return std::sinh(x);
+        case Act::cosh: return std::cosh(x);
+        case Act::asinh: return std::asinh(x);
+        case Act::acosh: return std::acosh(x);
+        case Act::atanh: return std::atanh(x);
+        case Act::celu: return std::max(0.0, x) + std::min(0.0, a.alpha * (std::exp(x / a.alpha) - 1));
+        case Act::hard_swish: return x * std::min(1.0, std::max(0.0, x / 6 + 0.5));
+        case Act::hard_sigmoid_general: return std::min(1.0, std::max(0.0, a.alpha * x + a.threshold));
+        case Act::shrink: return x < -a.alpha ? x + a.threshold : x > a.alpha ? x - a.threshold : 0;
+        case Act::clip: return std::min(std::max(x, static_cast<double>(a.alpha)), static_cast<double>(a.max_value));
     }
     return x;
 }

@@ -156,6 +156,52 @@ TEST_CASE("activation: hand-computed values", "[kernels][activation]") {
         }
 }
 
+TEST_CASE("activation: ONNX's unary math on its domains", "[kernels][activation]") {
+    struct Case {
+        ActParams a;
+        float lo, hi;
+    };
+    const Case cases[] = {
+        {act_of(Act::abs), -10.f, 10.f},          {act_of(Act::neg), -10.f, 10.f},
+        {act_of(Act::log), 1e-3f, 100.f},         {act_of(Act::sqrt), 0.f, 100.f},
+        {act_of(Act::reciprocal), 0.01f, 50.f},   {act_of(Act::floor), -10.f, 10.f},
+        {act_of(Act::ceil), -10.f, 10.f},         {act_of(Act::round), -10.f, 10.f},
+        {act_of(Act::sign), -10.f, 10.f},         {act_of(Act::sin), -10.f, 10.f},
+        {act_of(Act::cos), -10.f, 10.f},          {act_of(Act::tan), -1.4f, 1.4f},
+        {act_of(Act::asin), -1.f, 1.f},           {act_of(Act::acos), -1.f, 1.f},
+        {act_of(Act::atan), -50.f, 50.f},         {act_of(Act::sinh), -10.f, 10.f},
+        {act_of(Act::cosh), -10.f, 10.f},         {act_of(Act::asinh), -50.f, 50.f},
+        {act_of(Act::acosh), 1.f, 50.f},          {act_of(Act::atanh), -0.99f, 0.99f},
+        {act_of(Act::celu, 1.f), -10.f, 10.f},    {act_of(Act::celu, 0.5f), -10.f, 10.f},
+        {act_of(Act::hard_swish), -10.f, 10.f},   {act_of(Act::hard_sigmoid_general, 0.2f, -1.f, 0.5f), -10.f, 10.f},
+        {act_of(Act::shrink, 0.5f, -1.f, 0.f), -3.f, 3.f}, {act_of(Act::shrink, 1.f, -1.f, 0.25f), -3.f, 3.f},
+        {act_of(Act::clip, -1.f, 2.f), -5.f, 5.f},
+    };
+    for (const Case& c : cases) {
+        fvec in;
+        for (int i = 0; i <= 200; ++i) in.push_back(c.lo + (c.hi - c.lo) * static_cast<float>(i) / 200.f);
+        fvec y(in.size());
+        activate(in.data(), y.data(), static_cast<i64>(in.size()), c.a);
+        dvec ref(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i) ref[i] = act_ref(in[i], c.a);
+        check_close(y, ref, 2e-6, std::string("act ") + graft_rt::act_name(c.a.kind));
+    }
+    // round is half to even; sign of 0 is 0; clip's bounds are inclusive
+    const ActParams round = act_of(Act::round);
+    CHECK(act1(round, 0.5f) == 0.f);
+    CHECK(act1(round, 1.5f) == 2.f);
+    CHECK(act1(round, 2.5f) == 2.f);
+    CHECK(act1(round, -2.5f) == -2.f);
+    CHECK(act1(round, -0.7f) == -1.f);
+    CHECK(act1(act_of(Act::sign), 0.f) == 0.f);
+    CHECK(act1(act_of(Act::sign), -3.f) == -1.f);
+    CHECK(act1(act_of(Act::clip, -1.f, 2.f), 2.f) == 2.f);
+    CHECK(act1(act_of(Act::clip, -1.f, 2.f), -7.f) == -1.f);
+    CHECK(act1(act_of(Act::shrink, 0.5f, -1.f, 0.1f), 0.5f) == 0.f);
+    CHECK(act1(act_of(Act::shrink, 0.5f, -1.f, 0.1f), 1.f) == Approx(0.9f).epsilon(1e-6));
+    CHECK(act1(act_of(Act::hard_swish), 1.f) == Approx(1.f * (1.f / 6 + 0.5f)).epsilon(1e-6));
+}
+
 // ================================================================ dense
 
 TEST_CASE("dense: small and odd shapes, bias and epilogues", "[kernels][dense]") {

@@ -320,3 +320,38 @@ TEST_CASE("fusion: a fused graph round-trips through the descriptor byte for byt
     CHECK(std::memcmp(got[0].data(), want[0].data(), got[0].size() * sizeof(float)) == 0);
     fs::remove_all(dir);
 }
+
+TEST_CASE("fusion: Binary ops join a fused program where their inputs fit its broadcasts", "[passes][fusion]") {
+    const Order NHWC = OrderNHWC;
+    auto binary = [](Net& n, const std::string& op, Variable* a, Variable* b, const std::string& name) {
+        Attributes at;
+        at.set("op", op);
+        at.set("order", OrderNHWC);
+        return n.y(n.op("Binary", name, {{"a", a}, {"b", b}}, at));
+    };
+    {
+        Net n;
+        auto* x = n.input("x", NHWC, {kDynamic, 3, 5, 4});
+        auto* z = n.input("z", NHWC, {kDynamic, 3, 5, 4});
+        auto* s = binary(n, "add", n.constant("bias", OrderC, {4}), x, "bias");  // the broadcast input first: swapped
+        auto* r = act(n, s, "relu", "relu");
+        auto* m = binary(n, "mul", r, z, "mul");
+        auto* w = binary(n, "sub", m, n.constant("hw", Order{Axis::H, Axis::W}, {3, 5}), "sub_hw");
+        n.output(binary(n, "div", w, n.constant("two", OrderC, {1}, 2.f, 2.5f), "div"));
+        check_rule(n, "fuse_elementwise", true);
+        CHECK(n.g.operators().size() == 1);
+        const Operator* f = only(n, "FusedElementwise");
+        CHECK(steps(f) == 5);
+        CHECK(f->attr<std::vector<std::string>>("bcast") == std::vector<std::string>{"", "C", "", "H,W"});
+    }
+    {  // these stay: b's axes not adjacent in y (H, C), a broadcasting under sub, div by a tensor
+        Net n;
+        auto* x = n.input("x", NHWC, {kDynamic, 3, 5, 4});
+        auto* hc = binary(n, "add", x, n.constant("hc", Order{Axis::H, Axis::C}, {3, 4}), "hc");
+        auto* r = act(n, hc, "relu", "relu");
+        auto* s = binary(n, "sub", n.constant("c", OrderC, {4}), r, "sub");
+        auto* t = act(n, s, "tanh", "tanh");
+        n.output(binary(n, "div", t, n.constant("d", NHWC, {1, 3, 5, 4}), "div"));
+        check_rule(n, "fuse_elementwise", false);
+    }
+}

@@ -35,7 +35,39 @@ namespace graft_rt {
     X(thresholded_relu, v > a.alpha ? v : 0.f)                                 \
     /* the Keras ReLU layer: max_value, negative_slope (alpha), threshold */                       \
     X(relu_general, relu_general(v, a))                                            \
-    X(erf, std::erf(v))
+    X(erf, std::erf(v))                                                                            \
+    /* ONNX's unary math (exp is `exponential` above) */                                           \
+    X(abs, std::fabs(v))                                                                           \
+    X(neg, -v)                                                                                     \
+    X(log, std::log(v))                                                                            \
+    X(sqrt, std::sqrt(v))                                                                          \
+    X(reciprocal, 1.f / v)                                                                         \
+    X(floor, std::floor(v))                                                                        \
+    X(ceil, std::ceil(v))                                                                          \
+    /* half to even (ONNX Round), in the default rounding mode */                                  \
+    X(round, std::nearbyint(v))                                                                    \
+    X(sign, v > 0.f ? 1.f : (v < 0.f ? -1.f : 0.f))                                                \
+    X(sin, std::sin(v))                                                                            \
+    X(cos, std::cos(v))                                                                            \
+    X(tan, std::tan(v))                                                                            \
+    X(asin, std::asin(v))                                                                          \
+    X(acos, std::acos(v))                                                                          \
+    X(atan, std::atan(v))                                                                          \
+    X(sinh, std::sinh(v))                                                                          \
+    X(cosh, std::cosh(v))                                                                          \
+    X(asinh, std::asinh(v))                                                                        \
+    X(acosh, std::acosh(v))                                                                        \
+    X(atanh, std::atanh(v))                                                                        \
+    /* max(0, v) + min(0, alpha (e^(v / alpha) - 1)) */                                            \
+    X(celu, std::max(v, 0.f) + std::min(0.f, a.alpha * std::expm1(v / a.alpha)))                   \
+    /* v relu6(v + 3) / 6 (ONNX HardSwish, Keras 3 hard_swish) */                                  \
+    X(hard_swish, v * std::min(std::max(v / 6.f + 0.5f, 0.f), 1.f))                                \
+    /* clip(alpha v + beta, 0, 1): beta in the field `threshold` */                                \
+    X(hard_sigmoid_general, std::min(std::max(a.alpha * v + a.threshold, 0.f), 1.f))               \
+    /* ONNX Shrink: lambd in `alpha`, bias in `threshold` */                                       \
+    X(shrink, v < -a.alpha ? v + a.threshold : (v > a.alpha ? v - a.threshold : 0.f))              \
+    /* min(max(v, lo), hi): lo in `alpha`, hi in `max_value` (no "none": pass +-FLT_MAX) */        \
+    X(clip, std::min(std::max(v, a.alpha), a.max_value))
 
 enum class Act : int {
 #define GRAFT_RT_ACT_ENUM(kind, value) kind,
@@ -45,9 +77,10 @@ enum class Act : int {
 
 struct ActParams {
     Act kind = Act::linear;
-    float alpha = 0.f;       // elu alpha, leaky slope, thresholded_relu theta, relu_general negative slope
-    float max_value = -1.f;  // relu_general: < 0 means none
-    float threshold = 0.f;   // relu_general
+    float alpha = 0.f;       // elu / celu alpha, leaky slope, thresholded_relu theta, relu_general negative
+                             // slope, hard_sigmoid_general alpha, shrink lambd, clip's lower bound
+    float max_value = -1.f;  // relu_general: < 0 means none; clip's upper bound
+    float threshold = 0.f;   // relu_general; hard_sigmoid_general beta, shrink bias
 };
 
 constexpr float kSeluScale = 1.0507009873554805f;

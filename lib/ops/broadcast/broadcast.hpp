@@ -1,0 +1,40 @@
+// The broadcast family: elementwise ops whose inputs may lack axes of the output or have them
+// once (numpy broadcasting over named axes), in any memory order.
+//   Binary   a, b   attrs op (add | sub | mul | div | pow | max | min | mod), fmod (bool, default
+//                   false: mod has the divisor's sign as in Python; true: C's fmod, the
+//                   dividend's) and order (y's order). y's axes are exactly `order`'s; a's and b's
+//                   axes are a subset of them, and along every axis each input either lacks it,
+//                   has it once or has y's size (the largest).
+// The kernel is graft_rt::binary (graft_rt/binary.hpp) on both backends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graft/ir/operator.hpp"
+#include "graft_rt/binary.hpp"
+
+namespace graft::ops {
+
+inline constexpr const char* kBinary = "Binary";
+
+struct BinaryAttrs {
+    graft_rt::BinaryOp op = graft_rt::BinaryOp::add;
+    Order order;
+    /// UnsupportedError naming the op for an operation outside the list.
+    static BinaryAttrs parse(const Operator& op);
+
+    /// y's shape in `order` (kDynamic where an input's is and the other's is 1 or absent);
+    /// ShapeError naming the op and both inputs when they do not broadcast.
+    Shape out_shape(const Operator& op) const;
+
+    /// The kernel's view: y's axes of size > 1 (at least one axis, of size 1 for a scalar), with
+    /// the stride of a and of b along each (0 where the input broadcasts). UnsupportedError beyond
+    /// graft_rt::binary_max_rank such axes.
+    struct Geometry {
+        std::vector<std::int64_t> shape, a_strides, b_strides;
+    };
+    Geometry geometry(const Operator& op) const;
+};
+
+}  // namespace graft::ops

@@ -1,0 +1,166 @@
+// The reduce family (reduce.hpp): schemas, native kernel builders and emitters of Reduce, ArgMax
+// and ArgMin. Both backends run graft_rt's kernels (graft_rt/reduce.hpp), which read x in any
+// memory order through its strides; y keeps x's order, without the reduced axes.
+#include "ops/reduce/reduce.hpp"
+
+#include "ops/emit_util.hpp"
+#include "ops/families.hpp"
+#include "ops/op_util.hpp"
+
+namespace graft::ops {
+
+using i64 = std::int64_t;
+
+ReduceAttrs ReduceAttrs::parse(const Operator& op) {
+    using graft_rt::ReduceKind;
+    ReduceAttrs a;
+    const auto k = op.attr<std::string>("kind");
+    bool found = false;
+    for (ReduceKind r : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min, ReduceKind::prod, ReduceKind::l1,
+                         ReduceKind::l2, ReduceKind::sum_square, ReduceKind::log_sum, ReduceKind::log_sum_exp})
+        if (k == graft_rt::reduce_name(r)) a.kind = r, found = true;
+    if (!found)
+        throw UnsupportedError(op.describe() + ": reduction '" + k +
+                               "' (expected sum, mean, max, min, prod, l1, l2, sum_square, log_sum or log_sum_exp)");
+    a.axes = axes_attr(op, "axes");
+    a.keepdims = op.attr_or<bool>("keepdims", false);
+    const Variable& x = in(op, "x");
+    for (std::size_t i = 0; i < a.axes.size(); ++i) {
+        if (!x.order().has(a.axes[i])) shape_fail(op, "input " + x.describe() + " has no axis " + a.axes[i].name() + " to reduce");
+        for (std::size_t j = 0; j < i; ++j)
+            if (a.axes[j] == a.axes[i]) shape_fail(op, "axis " + a.axes[i].name() + " is listed twice in axes");
+    }
+    return a;
+}
+
+ReduceAttrs::Geometry ReduceAttrs::geometry(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    Geometry g;
+    i64 stride = 1;
+    for (std::size_t i = x.ndim(); i-- > 0;) {  // innermost first, then reversed
+        const i64 d = x.shape()[i];
+        if (d != 1) {
+            const bool reduced = std::find(axes.begin(), axes.end(), x.order()[i]) != axes.end();
+            (reduced ? g.reduced : g.kept).push_back(d);
+            (reduced ? g.reduced_strides : g.kept_strides).push_back(stride);
+        }
+        stride *= d;
+    }
+    for (auto* v : {&g.kept, &g.kept_strides, &g.reduced, &g.reduced_strides}) std::reverse(v->begin(), v->end());
+    if (g.kept.empty()) g.kept = {1}, g.kept_strides = {0};
+    if (g.reduced.empty()) g.reduced = {1}, g.reduced_strides = {0};
+    check_rank(op, g.kept.size(), graft_rt::reduce_max_rank, "kept axes");
+    check_rank(op, g.reduced.size(), graft_rt::reduce_max_rank, "reduced axes");
+    return g;
+}
+
+ArgReduceAttrs ArgReduceAttrs::parse(const Operator& op) {
+    ArgReduceAttrs a{op.attrs().get_axis("axis", op.describe()), op.attr_or<bool>("keepdims", false),
+                     op.attr_or<bool>("select_last_index", false)};
+    if (!in(op, "x").order().has(a.axis)) shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + a.axis.name());
+    return a;
+}
+
+namespace {
+
+/// x's order and shape without the axes `axes` (keepdims: with them, of size 1).
+Outputs without(const Operator& op, const std::vector<Axis>& axes, bool keepdims) {
+    const Variable& x = in(op, "x");
+    if (x.dtype() != DType::float32) shape_fail(op, "input " + x.describe() + " is not float32");
+    std::vector<Axis> order;
+    Shape shape;
+    for (std::size_t i = 0; i < x.ndim(); ++i) {
+        const bool reduced = std::find(axes.begin(), axes.end(), x.order()[i]) != axes.end();
+        if (reduced && !keepdims) continue;
+        order.push_back(x.order()[i]);
+        shape.push_back(reduced ? 1 : x.shape()[i]);
+    }
+    return {{"y", {Order(std::move(order)), std::move(shape)}}};
+}
+
+// ---- Reduce ------------------------------------------------------------------------------------
+
+Outputs infer_reduce(const Operator& op) {
+    const auto a = ReduceAttrs::parse(op);
+    return without(op, a.axes, a.keepdims);
+}
+
+std::unique_ptr<native::Kernel> build_reduce(native::BuildContext& b) {
+    const auto a = ReduceAttrs::parse(b.op());
+    const auto g = a.geometry(b.op());
+    constexpr int R = graft_rt::reduce_max_rank;
+    const auto kd = fixed_array<R>(g.kept), ks = fixed_array<R>(g.kept_strides);
+    const auto rd = fixed_array<R>(g.reduced), rs = fixed_array<R>(g.reduced_strides);
+    const int nk = static_cast<int>(g.kept.size()), nr = static_cast<int>(g.reduced.size());
+    const auto kind = a.kind;
+    const auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::reduce(kind, c.at(x), c.at(y), kd.data(), ks.data(), nk, rd.data(), rs.data(), nr);
+    });
+}
+
+void emit_reduce(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = ReduceAttrs::parse(op);
+    const auto g = a.geometry(op);
+    std::string names;
+    for (const auto& axis : a.axes) names += (names.empty() ? "" : ", ") + axis.name();
+    cpp::use(ctx, "reduce");
+    ctx.comment("x " + op.input("x")->order().str() + ", reduced over " + (names.empty() ? "no axis" : names) +
+                "; axes of size 1 left out");
+    ctx.constant_list("kept", g.kept, "y's entries");
+    ctx.constant_list("kept_strides", g.kept_strides, "in x");
+    ctx.constant_list("reduced", g.reduced);
+    ctx.constant_list("reduced_strides", g.reduced_strides, "in x");
+    ctx.line("graft_rt::reduce(graft_rt::ReduceKind::{}, {}, {}, kept, kept_strides, {}, reduced, reduced_strides, {});",
+             graft_rt::reduce_name(a.kind), ctx.input("x"), ctx.output("y"), g.kept.size(), g.reduced.size());
+}
+
+// ---- ArgMax, ArgMin ----------------------------------------------------------------------------
+
+Outputs infer_arg(const Operator& op) {
+    const auto a = ArgReduceAttrs::parse(op);
+    return without(op, {a.axis}, a.keepdims);
+}
+
+std::unique_ptr<native::Kernel> build_arg(native::BuildContext& b) {
+    const auto a = ArgReduceAttrs::parse(b.op());
+    const Split3 s = split_at(in(b.op(), "x"), a.axis);
+    const bool max = b.op().type() == kArgMax, last = a.select_last_index;
+    const auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { graft_rt::arg_reduce(c.at(x), c.at(y), s.outer, s.len, s.inner, max, last); });
+}
+
+void emit_arg(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = ArgReduceAttrs::parse(op);
+    cpp::use(ctx, "reduce");
+    cpp::emit_split(ctx, split_at(in(op, "x"), a.axis), a.axis);
+    ctx.line("graft_rt::arg_reduce({}, {}, outer, len, inner, /*max=*/{}, /*last=*/{});", ctx.input("x"), ctx.output("y"),
+             op.type() == kArgMax, a.select_last_index);
+}
+
+}  // namespace
+
+void register_reduce(Registry& r) {
+    OpSchema s;
+    s.type = kReduce;
+    s.inputs = {"x"};
+    s.infer = infer_reduce;
+    s.doc = "y = the reduction kind (sum|mean|max|min|prod|l1|l2|sum_square|log_sum|log_sum_exp) of x over the axes `axes`; "
+            "keepdims keeps them with size 1; any memory order of x";
+    register_op(r, std::move(s), build_reduce, emit_reduce);
+
+    for (const char* type : {kArgMax, kArgMin}) {
+        OpSchema a;
+        a.type = type;
+        a.inputs = {"x"};
+        a.infer = infer_arg;
+        a.doc = std::string("y = the index along axis `axis` of the ") + (std::string(type) == kArgMax ? "largest" : "smallest") +
+                " entry of x, as float32 (select_last_index: the last of equals; keepdims keeps the axis with size 1)";
+        register_op(r, std::move(a), build_arg, emit_arg);
+    }
+}
+
+}  // namespace graft::ops

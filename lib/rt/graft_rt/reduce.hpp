@@ -1,0 +1,221 @@
+// graft_rt/reduce.hpp - reductions over named axes in any memory order (ONNX's Reduce* family)
+// and the index of the largest / smallest entry along one axis (ArgMax, ArgMin).
+//
+// reduce() walks y (the kept axes, contiguous) and, for each of its entries, the reduced axes of
+// x through their strides; sums accumulate in double. Axes of size 1 are dropped and adjacent
+// axes whose strides chain are fused, so reducing the innermost axes of x is one contiguous run
+// per output, and reducing outer axes with the innermost one kept accumulates whole rows.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "graft_rt/core.hpp"
+
+namespace graft_rt {
+
+/// The most kept or reduced axes reduce() takes.
+constexpr int reduce_max_rank = 8;
+
+/// l1 = sum |x|, l2 = sqrt(sum x^2), log_sum = log(sum x), log_sum_exp = log(sum e^x).
+enum class ReduceKind : int { sum, mean, max, min, prod, l1, l2, sum_square, log_sum, log_sum_exp };
+
+/// The name of a reduction in graft's IR ("sum"), or null for a value outside the enum.
+inline const char* reduce_name(ReduceKind k) {
+    switch (k) {
+        case ReduceKind::sum: return "sum";
+        case ReduceKind::mean: return "mean";
+        case ReduceKind::max: return "max";
+        case ReduceKind::min: return "min";
+        case ReduceKind::prod: return "prod";
+        case ReduceKind::l1: return "l1";
+        case ReduceKind::l2: return "l2";
+        case ReduceKind::sum_square: return "sum_square";
+        case ReduceKind::log_sum: return "log_sum";
+        case ReduceKind::log_sum_exp: return "log_sum_exp";
+    }
+    return nullptr;
+}
+
+/// Drops size-1 axes of (d, s) and fuses neighbours whose strides chain; at least one axis remains
+/// (size 1, stride 0). Returns the new count.
+inline int reduce_fuse(const i64* d, const i64* s, int n, i64* od, i64* os) {
+    int q = 0;
+    for (int i = 0; i < n; ++i) {
+        if (d[i] == 1) continue;
+        if (q > 0 && os[q - 1] == s[i] * d[i]) {
+            od[q - 1] *= d[i];
+            os[q - 1] = s[i];
+        } else {
+            od[q] = d[i];
+            os[q] = s[i];
+            ++q;
+        }
+    }
+    if (q == 0) od[0] = 1, os[0] = 0, q = 1;
+    return q;
+}
+
+/// Calls f(v) for every entry of x along the axes (d, s), n >= 1 of them.
+template <class F>
+inline void reduce_visit(const float* x, const i64* d, const i64* s, int n, F& f) {
+    const i64 len = d[n - 1], st = s[n - 1];
+    i64 idx[reduce_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (const float* p = x;;) {
+        if (st == 1)
+            for (i64 i = 0; i < len; ++i) f(p[i]);
+        else
+            for (i64 i = 0; i < len; ++i) f(p[i * st]);
+        int k = n - 2;
+        for (; k >= 0; --k) {
+            if (++idx[k] < d[k]) {
+                p += s[k];
+                break;
+            }
+            p -= (d[k] - 1) * s[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+/// The reduction of x's entries along the axes (d, s); `count` of them.
+inline float reduce_one(ReduceKind k, const float* x, const i64* d, const i64* s, int n, i64 count) {
+    double acc = 0.0;
+    switch (k) {
+        case ReduceKind::max:
+        case ReduceKind::min: {
+            float m = x[0];
+            auto f = [&](float v) { m = (k == ReduceKind::max ? v > m : v < m) ? v : m; };
+            reduce_visit(x, d, s, n, f);
+            return m;
+        }
+        case ReduceKind::prod: {
+            acc = 1.0;
+            auto f = [&](float v) { acc *= v; };
+            reduce_visit(x, d, s, n, f);
+            return static_cast<float>(acc);
+        }
+        case ReduceKind::l1: {
+            auto f = [&](float v) { acc += std::fabs(static_cast<double>(v)); };
+            reduce_visit(x, d, s, n, f);
+            return static_cast<float>(acc);
+        }
+        case ReduceKind::l2:
+        case ReduceKind::sum_square: {
+            auto f = [&](float v) { acc += static_cast<double>(v) * v; };
+            reduce_visit(x, d, s, n, f);
+            return static_cast<float>(k == ReduceKind::l2 ? std::sqrt(acc) : acc);
+        }
+        case ReduceKind::log_sum_exp: {
+            float m = x[0];
+            auto fm = [&](float v) { m = v > m ? v : m; };
+            reduce_visit(x, d, s, n, fm);
+            if (!std::isfinite(m)) return m;  // +inf, or every entry -inf, or NaN
+            auto f = [&](float v) { acc += std::exp(static_cast<double>(v) - m); };
+            reduce_visit(x, d, s, n, f);
+            return static_cast<float>(m + std::log(acc));
+        }
+        case ReduceKind::sum:
+        case ReduceKind::mean:
+        case ReduceKind::log_sum: break;
+    }
+    auto f = [&](float v) { acc += v; };
+    reduce_visit(x, d, s, n, f);
+    if (k == ReduceKind::mean) acc /= static_cast<double>(count);
+    if (k == ReduceKind::log_sum) acc = std::log(acc);
+    return static_cast<float>(acc);
+}
+
+/// y = the reduction of x over some of its axes. y's entries are x's kept axes (sizes kd, strides
+/// in x ks, nk >= 1 of them, y contiguous in that order); each reduces x's reduced axes (sizes rd,
+/// strides rs, nr >= 1). At most reduce_max_rank of each.
+inline void reduce(ReduceKind k, const float* x, float* y, const i64* kd, const i64* ks, int nk, const i64* rd, const i64* rs,
+                   int nr) {
+    i64 d[reduce_max_rank], s[reduce_max_rank], e[reduce_max_rank], t[reduce_max_rank];
+    for (int i = 0; i < nk; ++i)
+        if (kd[i] <= 0) return;
+    i64 count = 1;
+    for (int i = 0; i < nr; ++i) count *= rd[i];
+    if (count <= 0) return;
+    nk = reduce_fuse(kd, ks, nk, d, s);
+    nr = reduce_fuse(rd, rs, nr, e, t);
+    const i64 inner = d[nk - 1];
+    // The innermost axis of x kept, the reduced ones outside it: accumulate rows of y (in double,
+    // a chunk at a time) while x is read in its memory order.
+    const bool rows = s[nk - 1] == 1 && inner > 1 && k != ReduceKind::log_sum_exp && k != ReduceKind::prod;
+    i64 idx[reduce_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (i64 xo = 0, yo = 0;; yo += inner) {
+        if (rows) {
+            constexpr i64 kChunk = 256;
+            double acc[kChunk];
+            for (i64 c0 = 0; c0 < inner; c0 += kChunk) {
+                const i64 m = std::min(kChunk, inner - c0);
+                const float* base = x + xo + c0;
+                for (i64 j = 0; j < m; ++j) acc[j] = (k == ReduceKind::max || k == ReduceKind::min) ? base[j] : 0.0;
+                // walk the reduced axes by hand: every step reads m contiguous floats
+                i64 r[reduce_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (const float* p = base;;) {
+                    switch (k) {
+                        case ReduceKind::max: for (i64 j = 0; j < m; ++j) acc[j] = p[j] > acc[j] ? p[j] : acc[j]; break;
+                        case ReduceKind::min: for (i64 j = 0; j < m; ++j) acc[j] = p[j] < acc[j] ? p[j] : acc[j]; break;
+                        case ReduceKind::l1: for (i64 j = 0; j < m; ++j) acc[j] += std::fabs(static_cast<double>(p[j])); break;
+                        case ReduceKind::l2:
+                        case ReduceKind::sum_square:
+                            for (i64 j = 0; j < m; ++j) acc[j] += static_cast<double>(p[j]) * p[j];
+                            break;
+                        default: for (i64 j = 0; j < m; ++j) acc[j] += p[j]; break;
+                    }
+                    int q = nr - 1;
+                    for (; q >= 0; --q) {
+                        if (++r[q] < e[q]) {
+                            p += t[q];
+                            break;
+                        }
+                        p -= (e[q] - 1) * t[q];
+                        r[q] = 0;
+                    }
+                    if (q < 0) break;
+                }
+                for (i64 j = 0; j < m; ++j) {
+                    double v = acc[j];
+                    if (k == ReduceKind::mean) v /= static_cast<double>(count);
+                    if (k == ReduceKind::l2) v = std::sqrt(v);
+                    if (k == ReduceKind::log_sum) v = std::log(v);
+                    y[yo + c0 + j] = static_cast<float>(v);
+                }
+            }
+        } else {
+            for (i64 j = 0; j < inner; ++j) y[yo + j] = reduce_one(k, x + xo + j * s[nk - 1], e, t, nr, count);
+        }
+        int q = nk - 2;
+        for (; q >= 0; --q) {
+            if (++idx[q] < d[q]) {
+                xo += s[q];
+                break;
+            }
+            xo -= (d[q] - 1) * s[q];
+            idx[q] = 0;
+        }
+        if (q < 0) return;
+    }
+}
+
+/// x viewed as [outer, len, inner]: y[o, i] = the index j < len of the largest (max) or smallest
+/// entry x[o, j, i], the first one of equals or (last) the last one, as a float.
+inline void arg_reduce(const float* x, float* y, i64 outer, i64 len, i64 inner, bool max, bool last) {
+    for (i64 o = 0; o < outer; ++o)
+        for (i64 i = 0; i < inner; ++i) {
+            const float* p = x + o * len * inner + i;
+            float best = p[0];
+            i64 at = 0;
+            for (i64 j = 1; j < len; ++j) {
+                const float v = p[j * inner];
+                const bool better = max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+                if (better) best = v, at = j;
+            }
+            y[o * inner + i] = static_cast<float>(at);
+        }
+}
+
+}  // namespace graft_rt

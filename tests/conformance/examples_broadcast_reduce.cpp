@@ -1,0 +1,230 @@
+// Conformance examples: Binary (numpy broadcasting over named axes), Reduce, ArgMax and ArgMin.
+// References read every input at a named-axis position, an axis the input lacks or has once read
+// at index 0.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reference.hpp"
+
+namespace conformance {
+
+namespace {
+
+using graft::Axis;
+using graft::OrderC;
+using graft::OrderNHWC;
+using graft::OrderNTC;
+
+/// Operand o at position p, broadcasting: axes o lacks or has once read at index 0.
+double bat(const Operand& o, const Pos& p) {
+    Pos q;
+    for (std::size_t i = 0; i < o.order.ndim(); ++i) {
+        const auto it = p.find(o.order[i].name());
+        q[o.order[i].name()] = o.shape[i] == 1 || it == p.end() ? 0 : it->second;
+    }
+    return at(o, q);
+}
+
+double binary_ref(const std::string& op, bool fmod, double a, double b) {
+    if (op == "add") return a + b;
+    if (op == "sub") return a - b;
+    if (op == "mul") return a * b;
+    if (op == "div") return a / b;
+    if (op == "pow") return std::pow(a, b);
+    if (op == "max") return std::max(a, b);
+    if (op == "min") return std::min(a, b);
+    if (op == "mod") {
+        const double r = a - b * std::trunc(a / b);  // C's fmod: the dividend's sign
+        return fmod || r == 0 || (r < 0) == (b < 0) ? r : r + b;
+    }
+    throw std::runtime_error("no reference for binary op " + op);
+}
+
+/// Binary `op` of a and b into y of `order` and `shape`.
+Example binary(const std::string& name, const std::string& op, Operand a, Operand b, const graft::Order& order, Shape shape,
+               bool fmod = false) {
+    Example e;
+    e.op_type = "Binary";
+    e.name = op + (fmod ? " (fmod)" : "") + ": " + name;
+    e.attrs.set("op", op);
+    e.attrs.set("order", order);
+    if (fmod) e.attrs.set("fmod", true);
+    a.port = "a", b.port = "b";
+    e.inputs = {std::move(a), std::move(b)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        Expected y{"y", order, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
+        each(order, shape, [&](const Pos& p, std::int64_t k) {
+            y.data[static_cast<std::size_t>(k)] = binary_ref(op, fmod, bat(find(in, "a"), p), bat(find(in, "b"), p));
+        });
+        return std::vector<Expected>{y};
+    };
+    return e;
+}
+
+Operand constant(const std::string& port, graft::Order order, Shape shape, std::vector<float> data) {
+    return Operand{port, std::move(order), std::move(shape), true, std::move(data)};
+}
+
+/// x's order and shape without `axes` (keepdims: with them, of size 1).
+std::pair<graft::Order, Shape> reduced_type(const Operand& x, const std::vector<Axis>& axes, bool keepdims) {
+    std::vector<Axis> order;
+    Shape shape;
+    for (std::size_t i = 0; i < x.order.ndim(); ++i) {
+        const bool r = std::find(axes.begin(), axes.end(), x.order[i]) != axes.end();
+        if (r && !keepdims) continue;
+        order.push_back(x.order[i]);
+        shape.push_back(r ? 1 : x.shape[i]);
+    }
+    return {graft::Order(std::move(order)), std::move(shape)};
+}
+
+/// Every entry of x at the position p of y (the reduced axes walked), in x's order.
+std::vector<double> group(const Operand& x, const std::vector<Axis>& axes, const Pos& p) {
+    std::vector<double> out;
+    each(x.order, x.shape, [&](const Pos& q, std::int64_t k) {
+        for (const auto& [axis, i] : q)
+            if (std::find(axes.begin(), axes.end(), Axis(axis)) == axes.end() && p.at(axis) != i) return;
+        out.push_back(x.data[static_cast<std::size_t>(k)]);
+    });
+    return out;
+}
+
+double reduce_ref(const std::string& kind, const std::vector<double>& v) {
+    double s = 0;
+    if (kind == "max") return *std::max_element(v.begin(), v.end());
+    if (kind == "min") return *std::min_element(v.begin(), v.end());
+    if (kind == "prod") {
+        s = 1;
+        for (double x : v) s *= x;
+        return s;
+    }
+    for (double x : v) {
+        if (kind == "l1") s += std::fabs(x);
+        else if (kind == "l2" || kind == "sum_square") s += x * x;
+        else if (kind == "log_sum_exp") s += std::exp(x);
+        else s += x;
+    }
+    if (kind == "mean") return s / static_cast<double>(v.size());
+    if (kind == "l2") return std::sqrt(s);
+    if (kind == "log_sum" || kind == "log_sum_exp") return std::log(s);
+    return s;
+}
+
+Example reduce(const std::string& kind, std::vector<Axis> axes, bool keepdims, Operand x) {
+    Example e;
+    e.op_type = "Reduce";
+    std::string names;
+    for (const auto& a : axes) names += (names.empty() ? "" : ",") + a.name();
+    e.name = kind + " over " + (names.empty() ? "nothing" : names) + " of " + x.order.str() + (keepdims ? ", keepdims" : "");
+    e.attrs.set("kind", kind);
+    std::vector<std::string> axis_names;
+    for (const auto& a : axes) axis_names.push_back(a.name());
+    e.attrs.set("axes", axis_names);
+    e.attrs.set("keepdims", keepdims);
+    x.port = "x";
+    e.inputs = {std::move(x)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const auto [order, shape] = reduced_type(in[0], axes, keepdims);
+        Expected y{"y", order, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
+        each(order, shape, [&, &o = order](const Pos& p, std::int64_t k) {
+            Pos full = p;
+            for (const auto& a : in[0].order.axes())
+                if (!o.has(a)) full[a.name()] = 0;
+            y.data[static_cast<std::size_t>(k)] = reduce_ref(kind, group(in[0], axes, full));
+        });
+        return std::vector<Expected>{y};
+    };
+    return e;
+}
+
+Example arg(const std::string& type, Axis axis, bool keepdims, bool last, Operand x) {
+    Example e;
+    e.op_type = type;
+    e.name = "along " + axis.name() + " of " + x.order.str() + (keepdims ? ", keepdims" : "") + (last ? ", last index" : "");
+    e.attrs.set("axis", axis);
+    if (keepdims) e.attrs.set("keepdims", true);
+    if (last) e.attrs.set("select_last_index", true);
+    x.port = "x";
+    e.inputs = {std::move(x)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const auto [order, shape] = reduced_type(in[0], {axis}, keepdims);
+        Expected y{"y", order, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
+        each(order, shape, [&](const Pos& p, std::int64_t k) {
+            Pos q = p;
+            const std::int64_t len = in[0].shape[in[0].order.index(axis)];
+            std::int64_t best = 0;
+            for (std::int64_t j = 0; j < len; ++j) {
+                q[axis.name()] = j;
+                Pos b = q;
+                b[axis.name()] = best;
+                const double v = at(in[0], q), w = at(in[0], b);
+                if (type == "ArgMax" ? (v > w || (last && v == w)) : (v < w || (last && v == w))) best = j;
+            }
+            y.data[static_cast<std::size_t>(k)] = static_cast<double>(best);
+        });
+        return std::vector<Expected>{y};
+    };
+    return e;
+}
+
+}  // namespace
+
+std::vector<Example> broadcast_examples() {
+    std::vector<Example> v;
+    const graft::Order NHC{Axis::N, Axis::H, Axis::C}, NWC{Axis::N, Axis::W, Axis::C}, NHWC = OrderNHWC;
+    v.push_back(binary("equal shapes", "add", input("", OrderNTC, {2, 3, 4}, 30), input("", OrderNTC, {2, 3, 4}, 31), OrderNTC, {2, 3, 4}));
+    v.push_back(binary("equal shapes into another order", "min", input("", OrderNTC, {2, 3, 4}, 32), input("", OrderNTC, {2, 3, 4}, 33),
+                       graft::Order{Axis::N, Axis::C, Axis::T}, {2, 4, 3}));
+    v.push_back(binary("a constant b in another order", "sub", input("", OrderNTC, {2, 3, 4}, 34),
+                       input("", graft::Order{Axis::C, Axis::T, Axis::N}, {4, 3, 2}, 35, true), OrderNTC, {2, 3, 4}));
+    v.push_back(binary("b over C (a bias)", "mul", input("", NHWC, {2, 3, 2, 4}, 36), input("", OrderC, {4}, 37, true), NHWC, {2, 3, 2, 4}));
+    v.push_back(binary("b with an axis of size 1", "sub", input("", OrderNTC, {2, 3, 4}, 38), input("", OrderNTC, {2, 1, 4}, 39), OrderNTC,
+                       {2, 3, 4}));
+    v.push_back(binary("both broadcast (an outer product)", "max", input("", NHC, {2, 3, 1}, 40), input("", NWC, {2, 4, 5}, 41), NHWC,
+                       {2, 3, 4, 5}));
+    v.push_back(binary("a one value", "div", constant("", OrderC, {1}, {1.5f}), input("", OrderNTC, {2, 3, 4}, 42, false, 0.5f, 2.f),
+                       OrderNTC, {2, 3, 4}));
+    v.push_back(binary("b one value", "add", input("", OrderNTC, {2, 3, 4}, 43), constant("", OrderC, {1}, {-0.25f}), OrderNTC, {2, 3, 4}));
+    v.push_back(binary("b lacks T", "pow", input("", OrderNTC, {2, 3, 4}, 44, false, 0.1f, 3.f),
+                       input("", graft::Order{Axis::N, Axis::C}, {2, 4}, 45), OrderNTC, {2, 3, 4}));
+    v.push_back(binary("b lacks N and H", "div", input("", NHWC, {2, 3, 2, 4}, 46),
+                       input("", graft::Order{Axis::W, Axis::C}, {2, 4}, 47, true, 0.5f, 2.f), NHWC, {2, 3, 2, 4}));
+    for (bool fmod : {false, true})
+        v.push_back(binary("divisors of both signs", "mod", input("", OrderNTC, {2, 3, 4}, 48, false, -5.f, 5.f),
+                           constant("", OrderC, {4}, {1.5f, -0.7f, 2.3f, -1.9f}), OrderNTC, {2, 3, 4}, fmod));
+    return v;
+}
+
+std::vector<Example> reduce_examples() {
+    std::vector<Example> v;
+    const auto x = [](unsigned seed, float lo = -2.f, float hi = 2.f) { return input("x", OrderNHWC, {2, 3, 2, 5}, seed, false, lo, hi); };
+    v.push_back(reduce("sum", {Axis::C}, false, x(50)));
+    v.push_back(reduce("mean", {Axis::H, Axis::W}, true, x(51)));
+    v.push_back(reduce("mean", {Axis::H, Axis::W}, false, x(52)));
+    v.push_back(reduce("max", {Axis::T}, false, input("x", OrderNTC, {2, 5, 3}, 53)));
+    v.push_back(reduce("min", {Axis::N, Axis::C}, false, x(54)));
+    v.push_back(reduce("prod", {Axis::W, Axis::H}, false, x(55, 0.5f, 1.5f)));
+    v.push_back(reduce("l1", {Axis::C, Axis::H}, false, x(56)));
+    v.push_back(reduce("l2", {Axis::C, Axis::H}, true, x(57)));
+    v.push_back(reduce("sum_square", {Axis::W}, false, x(58)));
+    v.push_back(reduce("log_sum", {Axis::T}, false, input("x", OrderNTC, {2, 5, 3}, 59, false, 0.1f, 2.f)));
+    v.push_back(reduce("log_sum_exp", {Axis::C}, false, x(60, -20.f, 20.f)));
+    v.push_back(reduce("log_sum_exp", {Axis::H, Axis::C}, true, x(61)));
+    v.push_back(reduce("sum", {Axis::N, Axis::H, Axis::W, Axis::C}, true, x(62)));
+    v.push_back(reduce("sum", {}, false, x(63)));
+    v.push_back(reduce("max", {Axis::T, Axis::C}, false, input("x", graft::Order{Axis::T, Axis::C}, {4, 3}, 67)));  // to one value
+
+    // ties (values in {-1, 0, 1}) tell the first index from the last
+    Operand ties = input("x", OrderNTC, {2, 6, 3}, 64, false, -1.5f, 1.5f);
+    for (auto& f : ties.data) f = std::round(f);
+    v.push_back(arg("ArgMax", Axis::C, false, false, x(65)));
+    v.push_back(arg("ArgMax", Axis::T, true, false, ties));
+    v.push_back(arg("ArgMax", Axis::T, false, true, ties));
+    v.push_back(arg("ArgMin", Axis::H, false, false, x(66)));
+    v.push_back(arg("ArgMin", Axis::T, false, false, ties));
+    v.push_back(arg("ArgMin", Axis::T, true, true, ties));
+    return v;
+}
+
+}  // namespace conformance
