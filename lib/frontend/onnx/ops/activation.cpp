@@ -66,22 +66,26 @@ void elu(NodeContext& ctx) { unary(ctx, "elu", ctx.config().get_float("alpha", 1
 void leaky_relu(NodeContext& ctx) { unary(ctx, "leaky_relu", ctx.config().get_float("alpha", 0.01)); }
 void thresholded_relu(NodeContext& ctx) { unary(ctx, "thresholded_relu", ctx.config().get_float("alpha", 1.0)); }
 void celu(NodeContext& ctx) { unary(ctx, "celu", ctx.config().get_float("alpha", 1.0)); }
+void shrink(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    ctx.set_outputs({activation(ctx, ctx.input(0), "shrink", ctx.config().get_float("lambd", 0.5), -1, ctx.config().get_float("bias", 0.0))});
+}
 
 void selu(NodeContext& ctx) {
     const double alpha = ctx.config().get_float("alpha", 1.67326319217681884765625);
     const double gamma = ctx.config().get_float("gamma", 1.05070102214813232421875);
-    if (!near(alpha, 1.67326319217681884765625) || !near(gamma, 1.05070102214813232421875))
-        ctx.fail_unsupported("Selu with alpha " + std::to_string(alpha) + " and gamma " + std::to_string(gamma) +
-                             " (graft's selu has the standard constants)");
-    unary(ctx, "selu");
+    if (near(alpha, 1.67326319217681884765625) && near(gamma, 1.05070102214813232421875)) return unary(ctx, "selu");
+    expect_inputs(ctx, 1, 1);  // gamma * elu(x, alpha)
+    const Value e = activation(ctx, ctx.input(0), "elu", alpha, -1, 0, "elu");
+    ctx.set_outputs({binary(ctx, "Mul", e, scalar(ctx, static_cast<float>(gamma), "gamma"), "")});
 }
 
 void hard_sigmoid(NodeContext& ctx) {
     const double alpha = ctx.config().get_float("alpha", 0.2), beta = ctx.config().get_float("beta", 0.5);
     if (near(alpha, 0.2) && near(beta, 0.5)) return unary(ctx, "hard_sigmoid");
     if (near(alpha, 1.0 / 6.0) && near(beta, 0.5)) return unary(ctx, "hard_sigmoid_keras3");
-    ctx.fail_unsupported("HardSigmoid with alpha " + std::to_string(alpha) + " and beta " + std::to_string(beta) +
-                         " (graft has alpha 0.2 / beta 0.5 and alpha 1/6 / beta 0.5)");
+    expect_inputs(ctx, 1, 1);
+    ctx.set_outputs({activation(ctx, ctx.input(0), "hard_sigmoid_general", alpha, -1, beta)});
 }
 
 /// Clip: attributes min / max before opset 11, optional inputs min / max (known) since.
@@ -109,7 +113,9 @@ void clip(NodeContext& ctx) {
     }
     if (lo == 0 && std::isinf(hi)) return unary(ctx, "relu");
     if (lo == 0 && hi >= 0) return ctx.set_outputs({activation(ctx, ctx.input(0), "relu_general", 0, hi)});
-    ctx.set_outputs({activation(ctx, ctx.input(0), "clip", lo, hi)});
+    // clip's absent bounds are +-FLT_MAX (attributes hold no infinities).
+    const double big = std::numeric_limits<float>::max();
+    ctx.set_outputs({activation(ctx, ctx.input(0), "clip", std::max(lo, -big), std::min(hi, big))});
 }
 
 /// Softmax, LogSoftmax, Hardmax: along `axis` (opset 13+, default -1); before 13 over the
@@ -236,6 +242,7 @@ void register_activation(Registry& r) {
     add(r, "LeakyRelu", leaky_relu);
     add(r, "ThresholdedRelu", thresholded_relu);
     add(r, "Celu", celu);
+    add(r, "Shrink", shrink);
     add(r, "Selu", selu);
     add(r, "HardSigmoid", hard_sigmoid);
     add(r, "Clip", clip);

@@ -6,6 +6,7 @@
 
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
+#include "ops/broadcast/broadcast.hpp"
 #include "ops/elementwise/elementwise.hpp"
 
 namespace graft::onnx {
@@ -55,7 +56,7 @@ Value binary(NodeContext& ctx, const std::string& onnx, Value a, Value b, const 
     at.set("op", binary_op(onnx));
     at.set("order", out);
     if (onnx == "Mod") at.set("fmod", ctx.config().get_int("fmod", 0) != 0);
-    return emit(ctx, "Binary", {{"a", a.var}, {"b", b.var}}, std::move(at), out, suffix);
+    return emit(ctx, ops::kBinary, {{"a", a.var}, {"b", b.var}}, std::move(at), out, suffix);
 }
 
 Value scalar(NodeContext& ctx, float v, const std::string& name) {

@@ -77,7 +77,6 @@ std::vector<float> expanded(NodeContext& ctx, const HostTensor& t, const Shape& 
 
 void layer_norm(NodeContext& ctx) {
     expect_inputs(ctx, 2, 3);
-    expect_one_output(ctx);
     if (ctx.config().get_int("stash_type", 1) != 1) ctx.fail_unsupported("stash_type other than float32");
     const Value& x = ctx.input(0);
     const Shape xs = logical_shape(x);
@@ -87,17 +86,38 @@ void layer_norm(NodeContext& ctx) {
         if (d == kDynamic) ctx.fail_unsupported("normalizing over the dynamic batch dimension");
     const Order axes(std::vector<Axis>(x.logical.axes().begin() + static_cast<std::ptrdiff_t>(axis), x.logical.axes().end()));
     NamedVars ins{{"x", x.var}};
+    bool runtime = false;  // scale or B computed when the model runs: applied after, broadcast from the right
     for (std::size_t i = 1; i <= 2; ++i) {
         if (!ctx.has_input(i)) continue;
         const HostTensor* t = ctx.known(i);
         const char* what = i == 1 ? "scale" : "B";
-        if (!t) ctx.fail_unsupported(std::string(what) + " computed when the model runs");
-        ins.emplace_back(i == 1 ? "gamma" : "beta", ctx.constant(ctx.layer_name() + "/" + what, axes, dims, expanded(ctx, *t, dims, what)));
+        if (!t) runtime = true;
+        else ins.emplace_back(i == 1 ? "gamma" : "beta", ctx.constant(ctx.layer_name() + "/" + what, axes, dims, expanded(ctx, *t, dims, what)));
     }
+    if (runtime) ins.resize(1);
     Attributes a;
     a.set("axes", axes);
     a.set("epsilon", ctx.config().get_float("epsilon", 1e-5));
-    ctx.set_outputs({emit(ctx, ops::kLayerNorm, std::move(ins), std::move(a), x.logical)});
+    Value y = emit(ctx, ops::kLayerNorm, std::move(ins), std::move(a), x.logical);
+    if (runtime) {
+        y = binary(ctx, "Mul", y, ctx.input(1), "scale");
+        if (ctx.has_input(2)) y = binary(ctx, "Add", y, ctx.input(2), "shift");
+    }
+    ctx.set_outputs({y});
+    if (ctx.wants_output(1) || ctx.wants_output(2)) {  // the statistics too: Mean, InvStdDev (kept dimensions)
+        std::vector<i64> red;
+        for (std::size_t i = axis; i < xs.size(); ++i) red.push_back(static_cast<i64>(i));
+        const Value mean = reduce(ctx, x, "mean", red, true, "mean");
+        const Value d = binary(ctx, "Sub", x, mean, "centred");
+        const Value var = reduce(ctx, binary(ctx, "Mul", d, d, "squared"), "mean", red, true, "var");
+        const auto eps = static_cast<float>(ctx.config().get_float("epsilon", 1e-5));
+        const Value sd = activation(ctx, binary(ctx, "Add", var, scalar(ctx, eps, "epsilon"), "var_eps"), "sqrt", 0, -1, 0, "sd");
+        if (ctx.wants_output(1)) ctx.set_output(1, mean.var, mean.logical);
+        if (ctx.wants_output(2)) {
+            const Value inv = activation(ctx, sd, "reciprocal", 0, -1, 0, "inv_sd");
+            ctx.set_output(2, inv.var, inv.logical);
+        }
+    }
 }
 
 void instance_norm(NodeContext& ctx) {
@@ -105,13 +125,22 @@ void instance_norm(NodeContext& ctx) {
     const Value& x = ctx.input(0);
     if (x.logical.ndim() < 3) ctx.fail_shape("input of rank " + std::to_string(x.logical.ndim()) + ", expected at least 3");
     const i64 C = logical_shape(x)[1];
-    NamedVars ins{{"x", x.var}, {"gamma", per_channel(ctx, 1, C, "scale")}, {"beta", per_channel(ctx, 2, C, "B")}};
+    const bool known = ctx.known(1) && ctx.known(2);
+    NamedVars ins{{"x", x.var}};
+    if (known) ins = {{"x", x.var}, {"gamma", per_channel(ctx, 1, C, "scale")}, {"beta", per_channel(ctx, 2, C, "B")}};
     Attributes a;
     a.set("batch_axis", x.logical[0]);
     a.set("axis", x.logical[1]);
     a.set("groups", C);
     a.set("epsilon", ctx.config().get_float("epsilon", 1e-5));
-    ctx.set_outputs({emit(ctx, ops::kGroupNorm, std::move(ins), std::move(a), x.logical)});
+    Value y = emit(ctx, ops::kGroupNorm, std::move(ins), std::move(a), x.logical);
+    if (!known) {  // scale and B computed when the model runs: per channel, after
+        Shape s(x.logical.ndim() - 1, 1);
+        s[0] = C;
+        y = binary(ctx, "Mul", y, reshape(ctx, ctx.input(1), s, "scale_c"), "scale");
+        y = binary(ctx, "Add", y, reshape(ctx, ctx.input(2), s, "b_c"), "shift");
+    }
+    ctx.set_outputs({y});
 }
 
 }  // namespace

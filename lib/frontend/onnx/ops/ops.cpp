@@ -80,6 +80,7 @@ void register_converters(Registry& r) {
     register_shape(r);
     register_constants(r);
     register_normalization(r);
+    register_reduce(r);
 }
 
 }  // namespace graft::onnx

@@ -50,6 +50,10 @@ Value scalar(NodeContext& ctx, float v, const std::string& name);
 Value activation(NodeContext& ctx, const Value& x, const std::string& fn, double alpha = 0, double max_value = -1,
                  double threshold = 0, const std::string& suffix = "");
 
+/// A reduction (graft's Reduce: kind sum, mean, max, ...) of `x` over ONNX axes (none: all).
+Value reduce(NodeContext& ctx, const Value& x, const std::string& kind, const std::vector<std::int64_t>& axes, bool keepdims,
+             const std::string& suffix);
+
 void register_activation(Registry& r);     // activation.cpp: Relu, Sigmoid, ..., Softmax, PRelu, Clip
 void register_elementwise(Registry& r);    // elementwise.cpp: Add, Sub, Mul, Div, Max, Min, Sum, Mean, Pow
 void register_linear(Registry& r);         // linear.cpp: Gemm, MatMul
@@ -58,6 +62,7 @@ void register_pool(Registry& r);           // pool.cpp: MaxPool, AveragePool, Gl
 void register_shape(Registry& r);          // shape.cpp: Reshape, Flatten, Transpose, Concat, Squeeze, ...
 void register_constants(Registry& r);      // constants.cpp: Constant, Shape, Gather, Cast, ... on known values
 void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ...
+void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin
 
 /// Every ONNX converter graft ships.
 void register_converters(Registry& r);
