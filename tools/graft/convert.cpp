@@ -9,6 +9,7 @@
 #include "graft/backend/cpp.hpp"
 #include "graft/backend/descriptor.hpp"
 #include "graft/frontend/keras.hpp"
+#include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
 
@@ -16,6 +17,7 @@ namespace graft::cli {
 
 Graph convert_model(const ModelOptions& o) {
     if (descriptor::is_descriptor(o.path)) return descriptor::read(o.path, default_registry());
+    if (onnx::is_onnx_path(o.path)) return onnx::convert(o.path, default_registry());
     keras::Options options;
     options.weights_path = o.weights;
     return keras::convert(o.path, default_registry(), options);

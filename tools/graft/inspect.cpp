@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "graft/frontend/keras.hpp"
+#include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
 #include "npy.hpp"
@@ -157,12 +158,14 @@ std::string to_dot(const Graph& g) {
 static void check_only(const InspectOptions& o) {
     keras::Options options;
     options.weights_path = o.model.weights;
-    const auto r = keras::check_model(o.model.path, default_registry(), options);
-    for (const auto& f : r.findings) fmt::print("unsupported: layer '{}' ({}): {}\n", f.layer, f.class_name, f.message);
-    for (const auto& l : r.unchecked) fmt::print("not checked: layer '{}' (an input comes from a refused layer)\n", l);
+    const bool is_onnx = onnx::is_onnx_path(o.model.path);
+    const char* noun = is_onnx ? "node" : "layer";
+    const auto r = is_onnx ? onnx::check_model(o.model.path, default_registry()) : keras::check_model(o.model.path, default_registry(), options);
+    for (const auto& f : r.findings) fmt::print("unsupported: {} '{}' ({}): {}\n", noun, f.layer, f.class_name, f.message);
+    for (const auto& l : r.unchecked) fmt::print("not checked: {} '{}' (an input comes from a refused {})\n", noun, l, noun);
     if (!r.findings.empty())
-        throw UnsupportedError(fmt::format("{}: {} of {} layers cannot be converted", o.model.path, r.findings.size(), r.layers));
-    fmt::print("{}: all {} layers can be converted\n", o.model.path, r.layers);
+        throw UnsupportedError(fmt::format("{}: {} of {} {}s cannot be converted", o.model.path, r.findings.size(), r.layers, noun));
+    fmt::print("{}: all {} {}s can be converted\n", o.model.path, r.layers, noun);
 }
 
 void inspect(const InspectOptions& o) {

@@ -38,7 +38,7 @@ int report_error(const std::string& message) {
 }
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
-    auto* model = cmd.add_option("MODEL", o.path, "Keras model file (.h5 or .keras), a graft descriptor directory, or a model.to_json() file with --weights");
+    auto* model = cmd.add_option("MODEL", o.path, "Keras model file (.h5 or .keras), an ONNX model (.onnx), a graft descriptor directory, or a model.to_json() file with --weights");
     cmd.add_option("--config", o.config, "model.to_json() file (with --weights), instead of MODEL")->excludes(model);
     cmd.add_option("--weights", o.weights, "weights .h5 (from save_weights()) for a model.to_json() file");
     cmd.add_option("--plugin", o.plugins, "plugin shared object (or directory of them) to load (repeatable); GRAFT_PLUGIN_PATH lists more")
