@@ -97,6 +97,15 @@ HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTen
     return out;
 }
 
+std::vector<float> host_expand(const HostTensor& t, const Shape& dims, const std::string& what) {
+    if (broadcast_shapes(t.shape, dims, what) != dims)
+        throw ShapeError(what + ": " + shape_str(t.shape) + " does not broadcast to " + shape_str(dims));
+    const auto v = t.floats();
+    std::vector<float> out(static_cast<std::size_t>(numel(dims)));
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = v[source_index(k, dims, t.shape)];
+    return out;
+}
+
 HostTensor host_gather(const HostTensor& t, const HostTensor& indices, std::size_t axis, const std::string& what) {
     if (axis >= t.shape.size()) throw FormatError(what + ": axis " + std::to_string(axis) + " of a rank-" + std::to_string(t.shape.size()) + " tensor");
     const auto idx = indices.ints(what + ": indices");

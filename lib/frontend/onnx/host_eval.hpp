@@ -17,6 +17,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what);
 /// operand makes the result float. UnsupportedError for another OP.
 HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTensor& b, const std::string& what);
 
+/// `t`'s values broadcast (numpy, from the right) to `dims`, as float32; ShapeError naming `what`
+/// if they do not broadcast to exactly `dims`.
+std::vector<float> host_expand(const HostTensor& t, const Shape& dims, const std::string& what);
+
 /// The elements at `index` (row-major) of `t` along `axis`, ONNX Gather's semantics (negative
 /// indices count from the end; FormatError naming `what` when out of range).
 HostTensor host_gather(const HostTensor& t, const HostTensor& indices, std::size_t axis, const std::string& what);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/activation/activation.hpp"
 #include "ops/affine/affine.hpp"
@@ -160,33 +161,17 @@ void prelu(NodeContext& ctx) {
     }
     const Shape xs = logical_shape(x);
     if (xs.size() < 2) ctx.fail_unsupported("PRelu of a rank-" + std::to_string(xs.size()) + " input");
-    const Shape& ss = slope->shape;
-    if (ss.size() > xs.size()) ctx.fail_shape("slope " + shape_str(ss) + " has more dimensions than x " + shape_str(xs));
-    const std::size_t off = xs.size() - ss.size();
-    for (std::size_t i = 0; i < ss.size(); ++i)
-        if (ss[i] != 1 && ss[i] != xs[off + i]) ctx.fail_shape("slope " + shape_str(ss) + " does not broadcast to x " + shape_str(xs));
-    if (off == 0 && ss[0] != 1) ctx.fail_unsupported("a slope that varies along the first (batch) axis");
+    // The slope as one alpha per element of x without its first (batch) dimension.
+    HostTensor sl = *slope;
+    if (sl.shape.size() == xs.size()) {
+        if (sl.shape[0] != 1) ctx.fail_unsupported("a slope that varies along the first (batch) axis");
+        sl.shape.erase(sl.shape.begin());
+    }
     std::vector<Axis> axes(x.logical.axes().begin() + 1, x.logical.axes().end());
     Shape as(xs.begin() + 1, xs.end());
     for (auto d : as)
         if (d == kDynamic) ctx.fail_unsupported("PRelu over a dynamic dimension other than the batch");
-    const std::vector<float> sv = slope->floats();
-    std::vector<float> alpha(static_cast<std::size_t>(numel(as)));
-    // Element j of alpha (row-major over as) reads slope at the broadcast index.
-    for (std::size_t j = 0; j < alpha.size(); ++j) {
-        std::size_t rem = j, src = 0, stride = 1;
-        for (std::size_t d = as.size(); d-- > 0;) {
-            const std::size_t idx = rem % static_cast<std::size_t>(as[d]);
-            rem /= static_cast<std::size_t>(as[d]);
-            const std::size_t xd = d + 1;  // dimension of x
-            if (xd >= off) {
-                const auto sd = static_cast<std::size_t>(ss[xd - off]);
-                src += (sd == 1 ? 0 : idx) * stride;
-                stride *= sd;
-            }
-        }
-        alpha[j] = sv[src];
-    }
+    std::vector<float> alpha = host_expand(sl, as, ctx.where() + ": slope");
     ConstantVariable* al = ctx.constant(ctx.layer_name() + "/alpha", Order(axes), as, std::move(alpha));
     Attributes a;
     a.set("batch_axis", x.logical[0]);

@@ -1,5 +1,6 @@
 // BatchNormalization (inference), LayerNormalization (opset 17) and InstanceNormalization as
 // graft's BatchNormalization, LayerNorm and GroupNorm (one group per channel).
+#include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/affine/affine.hpp"
 #include "ops/normalization/normalization.hpp"
@@ -50,31 +51,6 @@ void batch_norm(NodeContext& ctx) {
     ctx.set_outputs({emit(ctx, ops::kBatchNormalization, std::move(ins), std::move(a), x.logical)});
 }
 
-/// Scale / B of LayerNormalization broadcast to the normalized dimensions `dims`.
-std::vector<float> expanded(NodeContext& ctx, const HostTensor& t, const Shape& dims, const char* what) {
-    const Shape& s = t.shape;
-    if (s.size() > dims.size()) ctx.fail_shape(std::string(what) + " " + shape_str(s) + " has more dimensions than the normalized " + shape_str(dims));
-    const std::size_t off = dims.size() - s.size();
-    for (std::size_t i = 0; i < s.size(); ++i)
-        if (s[i] != 1 && s[i] != dims[off + i]) ctx.fail_shape(std::string(what) + " " + shape_str(s) + " does not broadcast to " + shape_str(dims));
-    const auto v = t.floats();
-    std::vector<float> out(static_cast<std::size_t>(numel(dims)));
-    for (std::size_t k = 0; k < out.size(); ++k) {
-        std::size_t rem = k, src = 0, stride = 1;
-        for (std::size_t d = dims.size(); d-- > 0;) {
-            const std::size_t idx = rem % static_cast<std::size_t>(dims[d]);
-            rem /= static_cast<std::size_t>(dims[d]);
-            if (d >= off) {
-                const auto sd = static_cast<std::size_t>(s[d - off]);
-                src += (sd == 1 ? 0 : idx) * stride;
-                stride *= sd;
-            }
-        }
-        out[k] = v[src];
-    }
-    return out;
-}
-
 void layer_norm(NodeContext& ctx) {
     expect_inputs(ctx, 2, 3);
     if (ctx.config().get_int("stash_type", 1) != 1) ctx.fail_unsupported("stash_type other than float32");
@@ -92,7 +68,7 @@ void layer_norm(NodeContext& ctx) {
         const HostTensor* t = ctx.known(i);
         const char* what = i == 1 ? "scale" : "B";
         if (!t) runtime = true;
-        else ins.emplace_back(i == 1 ? "gamma" : "beta", ctx.constant(ctx.layer_name() + "/" + what, axes, dims, expanded(ctx, *t, dims, what)));
+        else ins.emplace_back(i == 1 ? "gamma" : "beta", ctx.constant(ctx.layer_name() + "/" + what, axes, dims, host_expand(*t, dims, ctx.where() + ": " + what)));
     }
     if (runtime) ins.resize(1);
     Attributes a;
