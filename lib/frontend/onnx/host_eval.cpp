@@ -97,6 +97,23 @@ HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTen
     return out;
 }
 
+HostTensor host_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y, const std::string& what) {
+    HostTensor out;
+    out.shape = broadcast_shapes(cond.shape, broadcast_shapes(x.shape, y.shape, what), what);
+    const auto n = static_cast<std::size_t>(numel(out.shape));
+    const auto c = cond.floats();
+    const bool fl = x.is_float() || y.is_float();
+    out.kind = fl ? HostTensor::Kind::floating : x.kind;
+    const auto xf = fl ? x.floats() : std::vector<float>{}, yf = fl ? y.floats() : std::vector<float>{};
+    for (std::size_t k = 0; k < n; ++k) {
+        const bool pick_x = c[source_index(k, out.shape, cond.shape)] != 0.f;
+        const std::size_t ix = source_index(k, out.shape, x.shape), iy = source_index(k, out.shape, y.shape);
+        if (fl) out.f.push_back(pick_x ? xf[ix] : yf[iy]);
+        else out.i.push_back(pick_x ? x.i[ix] : y.i[iy]);
+    }
+    return out;
+}
+
 std::vector<float> host_expand(const HostTensor& t, const Shape& dims, const std::string& what) {
     if (broadcast_shapes(t.shape, dims, what) != dims)
         throw ShapeError(what + ": " + shape_str(t.shape) + " does not broadcast to " + shape_str(dims));

@@ -17,6 +17,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what);
 /// operand makes the result float. UnsupportedError for another OP.
 HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTensor& b, const std::string& what);
 
+/// where(cond, x, y) with numpy broadcasting: x's element where cond is non-zero, else y's.
+HostTensor host_where(const HostTensor& cond, const HostTensor& x, const HostTensor& y, const std::string& what);
+
 /// `t`'s values broadcast (numpy, from the right) to `dims`, as float32; ShapeError naming `what`
 /// if they do not broadcast to exactly `dims`.
 std::vector<float> host_expand(const HostTensor& t, const Shape& dims, const std::string& what);

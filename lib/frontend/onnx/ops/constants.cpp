@@ -187,11 +187,7 @@ void where(NodeContext& ctx) {
     expect_inputs(ctx, 3, 3);
     const HostTensor *c = ctx.known(0), *x = ctx.known(1), *y = ctx.known(2);
     if (!c || !x || !y) ctx.fail_unsupported("Where on values computed when the model runs");
-    // where(c, x, y) = c * x + (1 - c) * y would lose integers' exactness: select element-wise.
-    const HostTensor cx = host_binary("Mul", *c, *x, ctx.where());  // shapes checked by the broadcast
-    const HostTensor cy = host_binary("Mul", *c, *y, ctx.where());
-    HostTensor out = host_binary("Add", cx, host_binary("Sub", *y, cy, ctx.where()), ctx.where());
-    ctx.set_known_output(0, std::move(out));
+    ctx.set_known_output(0, host_where(*c, *x, *y, ctx.where()));
 }
 
 void expand(NodeContext& ctx) {

@@ -32,37 +32,35 @@ void reshape_to(NodeContext& ctx, const Shape& shape) {
 }
 
 /// ONNX Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
+/// With a dynamic batch the target must keep it first (a 0 or -1 there); the rest is inferred
+/// from the input's other dimensions.
 Shape reshape_target(NodeContext& ctx, const Shape& in, std::vector<i64> t, bool allowzero) {
-    int infer = -1;
-    i64 known = 1;
-    bool dynamic = false;
-    for (std::size_t i = 0; i < t.size(); ++i) {
+    for (std::size_t i = 0; i < t.size(); ++i)
         if (t[i] == 0 && !allowzero) {
             if (i >= in.size()) ctx.fail_shape("shape entry " + std::to_string(i) + " is 0 (copy) but the input has rank " + std::to_string(in.size()));
             t[i] = in[i];
         }
-        if (t[i] == -1 || t[i] == kDynamic) {
-            if (infer >= 0 && !(t[i] == kDynamic && i == 0 && in[0] == kDynamic)) ctx.fail_shape("shape has more than one -1");
-            if (t[i] == -1 && !(i == 0 && in.size() && in[0] == kDynamic)) infer = static_cast<int>(i);
-            else dynamic = true;
+    const bool dynamic = !in.empty() && in[0] == kDynamic;
+    if (dynamic && (t.empty() || t[0] != kDynamic))
+        ctx.fail_unsupported("reshaping the dynamic batch dimension into other dimensions (" + shape_str(in) + " to " + shape_str(t) + ")");
+    const i64 total = numel(Shape(in.begin() + (dynamic ? 1 : 0), in.end()));
+    int infer = -1;
+    i64 known = 1;
+    for (std::size_t i = dynamic ? 1 : 0; i < t.size(); ++i) {
+        if (t[i] == -1) {
+            if (infer >= 0) ctx.fail_shape("shape has more than one -1");
+            infer = static_cast<int>(i);
         } else if (t[i] < 0) {
             ctx.fail_shape("shape entry " + std::to_string(t[i]));
         } else {
             known *= t[i];
         }
     }
-    const i64 total = numel(in);
-    if (total == kDynamic) {  // a dynamic batch: the batch stays first and free
-        if (in[0] != kDynamic || (infer >= 0 && !dynamic && infer != 0))
-            ctx.fail_unsupported("reshaping a dynamic batch dimension into other dimensions");
-        if (infer >= 0) t[static_cast<std::size_t>(infer)] = kDynamic;
-        return t;
-    }
     if (infer >= 0) {
         if (known == 0 || total % known != 0) ctx.fail_shape("cannot reshape " + shape_str(in) + " to " + shape_str(t));
         t[static_cast<std::size_t>(infer)] = total / known;
-    } else if (numel(t) != total) {
-        ctx.fail_shape("cannot reshape " + shape_str(in) + " (" + std::to_string(total) + " elements) to " + shape_str(t));
+    } else if (known != total) {
+        ctx.fail_shape("cannot reshape " + shape_str(in) + " (" + std::to_string(total) + " elements per batch item) to " + shape_str(t));
     }
     return t;
 }
