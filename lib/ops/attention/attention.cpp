@@ -93,18 +93,14 @@ void emit_attention(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_attention(Registry& r) {
-    OpSchema a;
-    a.type = kAttention;
-    a.inputs = {"q", "k", "v", "a?", "vmask?"};
-    a.infer = infer_attention;
-    a.required_order = [](const Operator&, const std::string& input) -> std::optional<Order> {
-        if (input == "a") return std::nullopt;
-        return input == "vmask" ? OrderNT : OrderNTC;
-    };
-    a.doc =
-        "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
-        "causal";
-    register_op(r, std::move(a), build_attention, emit_attention);
+    OpDef(kAttention, {"q", "k", "v", "a?", "vmask?"}, infer_attention,
+          "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
+          "causal")
+        .required_order([](const Operator&, const std::string& input) -> std::optional<Order> {
+            if (input == "a") return std::nullopt;
+            return input == "vmask" ? OrderNT : OrderNTC;
+        })
+        .add(r, build_attention, emit_attention);
 }
 
 }  // namespace graft::ops

@@ -316,22 +316,19 @@ void emit_other(cpp::EmitContext& ctx) {
 void add(Registry& r, const char* type, const char* doc) {
     const ConvAttrs proto = ConvAttrs::of_type(type);
     const bool conv2d = proto.kind == Kind::conv && proto.rank < 3;  // Conv1D / Conv2D: the 2-D kernels
-    OpSchema s;
-    s.type = type;
-    s.inputs = {"x", "w", "b?"};
-    if (conv2d) s.inputs.push_back("r?");
-    s.infer = infer_conv;
-    s.required_order = [proto](const Operator&, const std::string& input) -> std::optional<Order> {
-        if (input == "x" || input == "r") return proto.x_order();
-        if (input == "w") return proto.w_order();
-        return OrderC;
-    };
+    std::vector<std::string> inputs{"x", "w", "b?"};
+    if (conv2d) inputs.push_back("r?");
     // Conv1D and Conv2D: a following Activation folds into them (fuse_activation), and so does a
     // BatchNormalization (fold_batchnorm: y = x . w + b with w's last axis the output channel).
-    s.activation_epilogue = conv2d;
-    s.folds_channel_scale = conv2d;
-    s.doc = doc;
-    register_op(r, std::move(s), conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
+    OpDef(type, std::move(inputs), infer_conv, doc)
+        .required_order([proto](const Operator&, const std::string& input) -> std::optional<Order> {
+            if (input == "x" || input == "r") return proto.x_order();
+            if (input == "w") return proto.w_order();
+            return OrderC;
+        })
+        .activation_epilogue(conv2d)
+        .folds_channel_scale(conv2d)
+        .add(r, conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
 }
 
 }  // namespace

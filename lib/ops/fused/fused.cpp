@@ -332,16 +332,13 @@ ElementwiseProgram lowering(std::vector<ElementwiseProgram::Input> inputs, const
 namespace graft::ops {
 
 void register_fused(Registry& r) {
-    OpSchema s;
-    s.type = kFusedElementwise;
-    s.variadic = true;
-    s.min_inputs = 1;
-    s.infer = fused::infer;
-    s.required_order = fused::required_order;
-    s.inplace = true;
-    s.elementwise_program = fused::itself;
-    s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
-    register_op(r, std::move(s), fused::build, fused::emit);
+    OpDef(kFusedElementwise, Variadic{}, fused::infer,
+          "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs "
+          "x0, x1, ...")
+        .required_order(fused::required_order)
+        .inplace()
+        .elementwise_program(fused::itself)
+        .add(r, fused::build, fused::emit);
 }
 
 }  // namespace graft::ops

@@ -201,23 +201,16 @@ void emit_matmul(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_linear(Registry& r) {
-    OpSchema s;
-    s.type = kLinear;
-    s.inputs = {"x", "w", "b?"};
-    s.infer = infer_linear;
-    s.required_order = order_linear;
-    s.activation_epilogue = true;
-    s.folds_channel_scale = true;
-    s.doc = "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation";
-    register_op(r, std::move(s), build_linear, emit_linear);
-
-    OpSchema m;
-    m.type = kBatchMatMul;
-    m.inputs = {"x", "y"};
-    m.infer = infer_matmul;
-    m.required_order = order_matmul;
-    m.doc = "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order";
-    register_op(r, std::move(m), build_matmul, emit_matmul);
+    OpDef(kLinear, {"x", "w", "b?"}, infer_linear,
+          "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation")
+        .required_order(order_linear)
+        .activation_epilogue()
+        .folds_channel_scale()
+        .add(r, build_linear, emit_linear);
+    OpDef(kBatchMatMul, {"x", "y"}, infer_matmul,
+          "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order")
+        .required_order(order_matmul)
+        .add(r, build_matmul, emit_matmul);
 }
 
 }  // namespace graft::ops

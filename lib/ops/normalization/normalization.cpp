@@ -63,10 +63,8 @@ Outputs infer_layer_norm(const Operator& op) {
 
 Outputs infer_l2_normalize(const Operator& op) { return like_x_in(op, RowNormAttrs::parse(op).order(op)); }
 
-std::optional<Order> order_rows(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
-    return RowNormAttrs::parse(op).order(op);
-}
+/// LayerNorm and L2Normalize read x as rows: `axes` last.
+Order rows_order(const Operator& op) { return RowNormAttrs::parse(op).order(op); }
 
 Outputs infer_group_norm(const Operator& op) {
     const auto a = GroupNormAttrs::parse(op);
@@ -159,35 +157,20 @@ void emit_group_norm(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_normalization(Registry& r) {
-    OpSchema ln;
-    ln.type = kLayerNorm;
-    ln.inputs = {"x", "gamma?", "beta?"};
-    ln.infer = infer_layer_norm;
-    ln.required_order = order_rows;
-    ln.inplace = true;
-    ln.doc = "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order";
-    register_op(r, std::move(ln), build_layer_norm, emit_layer_norm);
-
-    OpSchema gn;
-    gn.type = kGroupNorm;
-    gn.inputs = {"x", "gamma?", "beta?"};
-    gn.infer = infer_group_norm;
-    gn.required_order = [](const Operator& op, const std::string& input) -> std::optional<Order> {
-        if (input != "x") return std::nullopt;
-        return GroupNormAttrs::parse(op).order(op);
-    };
-    gn.inplace = true;
-    gn.doc = "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes";
-    register_op(r, std::move(gn), build_group_norm, emit_group_norm);
-
-    OpSchema l2;
-    l2.type = kL2Normalize;
-    l2.inputs = {"x"};
-    l2.infer = infer_l2_normalize;
-    l2.required_order = order_rows;
-    l2.inplace = true;
-    l2.doc = "y = x / sqrt(max(sum over `axes` of x^2, epsilon))";
-    register_op(r, std::move(l2), build_l2_normalize, emit_l2_normalize);
+    OpDef(kLayerNorm, {"x", "gamma?", "beta?"}, infer_layer_norm,
+          "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order")
+        .x_order(rows_order)
+        .inplace()
+        .add(r, build_layer_norm, emit_layer_norm);
+    OpDef(kGroupNorm, {"x", "gamma?", "beta?"}, infer_group_norm,
+          "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes")
+        .x_order([](const Operator& op) { return GroupNormAttrs::parse(op).order(op); })
+        .inplace()
+        .add(r, build_group_norm, emit_group_norm);
+    OpDef(kL2Normalize, {"x"}, infer_l2_normalize, "y = x / sqrt(max(sum over `axes` of x^2, epsilon))")
+        .x_order(rows_order)
+        .inplace()
+        .add(r, build_l2_normalize, emit_l2_normalize);
 }
 
 }  // namespace graft::ops

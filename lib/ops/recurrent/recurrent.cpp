@@ -226,15 +226,11 @@ void emit_rnn(cpp::EmitContext& ctx) {
 
 void register_recurrent(Registry& r) {
     for (const char* type : {kSimpleRNN, kLSTM, kGRU}) {
-        OpSchema s;
-        s.type = type;
-        s.inputs = {"x", "w", "r", "b?", "mask?"};
-        s.infer = infer_rnn;
-        s.required_order = order_rnn;
-        s.doc =
-            "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
-            "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)";
-        register_op(r, std::move(s), build_rnn, emit_rnn);
+        OpDef(type, {"x", "w", "r", "b?", "mask?"}, infer_rnn,
+              "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
+              "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)")
+            .required_order(order_rnn)
+            .add(r, build_rnn, emit_rnn);
     }
 }
 
