@@ -9,6 +9,7 @@
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
