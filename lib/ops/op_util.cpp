@@ -97,6 +97,11 @@ Outputs like_x_in(const Operator& op, const Order& o) {
     return {{"y", {o, x.shape_in(o)}}};
 }
 
+std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name) {
+    if (!b.op().has_input(name)) return std::nullopt;
+    return b.in(name);
+}
+
 std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b) {
     const std::int64_t n = b.op().input("x")->numel();
     const auto x = b.in("x"), y = b.out("y");

@@ -75,6 +75,13 @@ private:
     OpSchema s_;
 };
 
+/// The slot of the optional input `name` if the op has it, else nullopt.
+std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name);
+/// Where an optional input or output is while a kernel runs: null when the op has none.
+inline float* at_or_null(const native::RunContext& c, const std::optional<native::Slot>& s) {
+    return s ? c.at(*s) : nullptr;
+}
+
 using Outputs = std::vector<std::pair<std::string, TensorType>>;
 
 [[noreturn]] inline void shape_fail(const Operator& op, const std::string& msg) {

@@ -67,12 +67,9 @@ std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
     const auto p = AttentionAttrs::parse(op).params(op);
     auto work = b.workspace(static_cast<std::size_t>(p.tv));
     auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
-    std::optional<native::Slot> a, m;
-    if (op.has_input("a")) a = b.in("a");
-    if (op.has_input("vmask")) m = b.in("vmask");
+    const auto a = optional_in(b, "a"), m = optional_in(b, "vmask");
     return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
-                            c.at(work));
+        graft_rt::attention(c.at(q), c.at(k), c.at(v), at_or_null(c, a), at_or_null(c, m), c.at(y), p, c.at(work));
     });
 }
 

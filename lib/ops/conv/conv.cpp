@@ -181,12 +181,6 @@ Outputs infer_conv(const Operator& op) {
     return {{"y", y}};
 }
 
-/// The slot of the optional input `name`, if the op has it.
-std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name) {
-    if (!b.op().has_input(name)) return std::nullopt;
-    return b.in(name);
-}
-
 /// Conv1D / Conv2D: constant weights prepacked (Winograd or the implicit GEMM, cpu/gemm), else
 /// the GEMM tap by tap; a residual r is added before the activation.
 std::unique_ptr<native::Kernel> build_conv2d(native::BuildContext& b) {
@@ -203,10 +197,10 @@ std::unique_ptr<native::Kernel> build_conv2d(native::BuildContext& b) {
     const graft_rt::Conv3DParams p3 = graft_rt::as_3d(p);
     const i64 count = p.n * p.oh * p.ow * p.cout;
     return native::make_kernel([=](const native::RunContext& c) {
-        if (!res) return cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p3, act);
+        if (!res) return cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p3, act);
         float* out = c.at(y);
         const float* r = c.at(*res);
-        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p3, cpu::ActParams{});
+        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), out, p3, cpu::ActParams{});
         for (i64 i = 0; i < count; ++i) out[i] += r[i];
         cpu::activate(out, out, count, act);
     });
@@ -223,18 +217,16 @@ std::unique_ptr<native::Kernel> build_other(native::BuildContext& b) {
     if (a.kind == Kind::depthwise) {
         const graft_rt::DepthwiseParams p = a.depthwise(op);
         return native::make_kernel([=](const native::RunContext& c) {
-            graft_rt::depthwise2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p,
-                                       cpu::ActivateRows{act});
+            graft_rt::depthwise2d_nhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, cpu::ActivateRows{act});
         });
     }
     const graft_rt::Conv3DParams p = a.geometry(op);
     if (a.kind == Kind::transpose)
         return native::make_kernel([=](const native::RunContext& c) {
-            graft_rt::conv_transpose_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p,
-                                           cpu::ActivateRows{act});
+            graft_rt::conv_transpose_ndhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, cpu::ActivateRows{act});
         });
     return native::make_kernel([=](const native::RunContext& c) {
-        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, act);
     });
 }
 

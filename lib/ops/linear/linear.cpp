@@ -107,8 +107,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     const Variable& w = *op.input("w");
     auto act = act_params(op, a.activation);
     auto x = b.in("x"), wt = b.in("w"), y = b.out("y");
-    std::optional<native::Slot> bias;
-    if (op.has_input("b")) bias = b.in("b");
+    const auto bias = optional_in(b, "b");
     // Constant weights are packed once, here: for a single row into the matrix-vector layout
     // (gemv.hpp), else into the GEMM micro-kernels' panel layout.
     cpu::gemm::BMatrix packed;
@@ -124,7 +123,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     }
     return native::make_kernel([=](const native::RunContext& c) {
         cpu::gemm::Epilogue e;
-        e.bias = bias ? c.at(*bias) : nullptr;
+        e.bias = at_or_null(c, bias);
         e.act = &act;
         if (row_packed) {
             cpu::gemm::gemv(N, K, c.at(x), row_packed, c.at(y), e, c.pool);

@@ -80,34 +80,29 @@ Outputs infer_group_norm(const Operator& op) {
 
 // ---- native kernels ---------------------------------------------------------------------------
 
-/// The slots of the optional inputs gamma and beta.
-struct Affine {
-    std::optional<native::Slot> gamma, beta;
-    explicit Affine(native::BuildContext& b) {
-        if (b.op().has_input("gamma")) gamma = b.in("gamma");
-        if (b.op().has_input("beta")) beta = b.in("beta");
-    }
-    const float* g(const native::RunContext& c) const { return gamma ? c.at(*gamma) : nullptr; }
-    const float* b(const native::RunContext& c) const { return beta ? c.at(*beta) : nullptr; }
-};
+/// LayerNorm and GroupNorm: a kernel calling `norm(x, gamma, beta, y)` on the op's input x, its
+/// optional inputs gamma and beta (null when absent) and its output y.
+template <class Norm>
+std::unique_ptr<native::Kernel> scaled_norm_kernel(native::BuildContext& b, Norm norm) {
+    const auto x = b.in("x"), y = b.out("y");
+    const auto gamma = optional_in(b, "gamma"), beta = optional_in(b, "beta");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { norm(c.at(x), at_or_null(c, gamma), at_or_null(c, beta), c.at(y)); });
+}
 
 std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     const auto a = RowNormAttrs::parse(b.op());
     const auto r = a.rows(*b.op().input("x"));
-    const Affine gb(b);
-    auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::layer_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), r.m, r.k, a.epsilon);
+    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
+        graft_rt::layer_norm(x, gamma, beta, y, r.m, r.k, a.epsilon);
     });
 }
 
 std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     const auto a = GroupNormAttrs::parse(b.op());
     const auto g = a.geometry(*b.op().input("x"));
-    const Affine gb(b);
-    auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::group_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), g.n, g.s, g.c, a.groups, a.epsilon);
+    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
+        graft_rt::group_norm(x, gamma, beta, y, g.n, g.s, g.c, a.groups, a.epsilon);
     });
 }
 
