@@ -19,6 +19,38 @@ bool find_activation(const std::string& fn, graft_rt::Act& kind) {
 }
 }  // namespace
 
+OpDef::OpDef(std::string type, std::vector<std::string> inputs, Infer infer, std::string doc) {
+    s_.type = std::move(type);
+    s_.inputs = std::move(inputs);
+    s_.infer = std::move(infer);
+    s_.doc = std::move(doc);
+}
+
+OpDef::OpDef(std::string type, Variadic v, Infer infer, std::string doc)
+    : OpDef(std::move(type), std::vector<std::string>{}, std::move(infer), std::move(doc)) {
+    s_.variadic = true;
+    s_.min_inputs = v.min_inputs;
+}
+
+OpDef& OpDef::x_order(std::function<Order(const Operator&)> f) {
+    s_.required_order = [f = std::move(f)](const Operator& op, const std::string& input) -> std::optional<Order> {
+        if (input != "x") return std::nullopt;
+        return f(op);
+    };
+    return *this;
+}
+
+OpDef& OpDef::x_order(Order o) {
+    return x_order([o = std::move(o)](const Operator&) { return o; });
+}
+
+void OpDef::add(Registry& r, native::KernelBuilder build, cpp::Emitter emit) {
+    const std::string type = s_.type;
+    r.add_op(std::move(s_));
+    r.add_generator<native::Backend>(type, std::move(build));
+    r.add_generator<cpp::Backend>(type, std::move(emit));
+}
+
 std::vector<Axis> axes_attr(const Operator& op, const char* key) {
     std::vector<Axis> out;
     for (const auto& n : op.attr<std::vector<std::string>>(key)) out.emplace_back(n);
@@ -39,10 +71,9 @@ Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& 
     return Order(std::move(out));
 }
 
-std::optional<Order> order_axes_last(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
-    return axes_last(op, in(op, "x"), axes_attr(op, "axes"));
-}
+std::optional<Order> order_of_x0(const Operator& op, const std::string&) { return op.inputs().at(0).second->order(); }
+
+Order x_axes_last(const Operator& op) { return axes_last(op, in(op, "x"), axes_attr(op, "axes")); }
 
 std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes) {
     std::int64_t k = 1;
@@ -56,9 +87,19 @@ void expect_params(const Operator& op, std::int64_t k, std::initializer_list<con
             shape_fail(op, std::string(n) + " " + v->describe() + " should hold " + std::to_string(k) + " values");
 }
 
+Outputs like_x(const Operator& op) {
+    const Variable& x = in(op, "x");
+    return {{"y", {x.order(), x.shape()}}};
+}
+
 Outputs like_x_in(const Operator& op, const Order& o) {
     const Variable& x = in(op, "x");
     return {{"y", {o, x.shape_in(o)}}};
+}
+
+std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name) {
+    if (!b.op().has_input(name)) return std::nullopt;
+    return b.in(name);
 }
 
 std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b) {

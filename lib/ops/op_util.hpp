@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -22,12 +23,63 @@ namespace graft::ops {
 std::unique_ptr<native::Kernel> build_copy(native::BuildContext& b);
 void emit_copy(cpp::EmitContext& ctx);
 
-/// Registers op type `s.type`: its schema, its kernel builder and its C++ emitter.
-inline void register_op(Registry& r, OpSchema s, native::KernelBuilder build, cpp::Emitter emit) {
-    const std::string type = s.type;
-    r.add_op(std::move(s));
-    r.add_generator<native::Backend>(type, std::move(build));
-    r.add_generator<cpp::Backend>(type, std::move(emit));
+/// Inputs named x0, x1, ... (OpSchema::variadic), at least `min_inputs` of them.
+struct Variadic {
+    std::size_t min_inputs = 1;
+};
+
+/// One op type of a built-in family, described and registered in one statement: the schema's
+/// common fields (type, inputs, inference, doc) in the constructor, its traits by name, then `add`
+/// files the schema with the op's kernel builder (native backend) and emitter (cpp backend):
+///
+///     OpDef(kSoftmax, {"x"}, infer_softmax, "softmax along axis `axis`")
+///         .inplace()
+///         .add(r, build_softmax, emit_softmax);
+///
+/// Every setter sets the OpSchema field of its name (graft/registry.hpp says what each means);
+/// x_order is the one shorthand, for the common case of an op that constrains only its input x.
+class OpDef {
+public:
+    using Infer = decltype(OpSchema::infer);
+    using RequiredOrder = decltype(OpSchema::required_order);
+    using NoopTest = decltype(OpSchema::is_noop);
+    using Lowering = decltype(OpSchema::elementwise_program);
+
+    /// Named inputs, in their usual order; a name ending in '?' is optional.
+    OpDef(std::string type, std::vector<std::string> inputs, Infer infer, std::string doc);
+    /// Inputs x0, x1, ...
+    OpDef(std::string type, Variadic v, Infer infer, std::string doc);
+
+    OpDef& required_order(RequiredOrder f) { return set(s_.required_order, std::move(f)); }
+    /// Input x must be in the order `f(op)`; any other input may be in any order.
+    OpDef& x_order(std::function<Order(const Operator&)> f);
+    /// Input x must be in order `o`; any other input may be in any order.
+    OpDef& x_order(Order o);
+    OpDef& inplace(bool on = true) { return set(s_.inplace, on); }
+    OpDef& alias(bool on = true) { return set(s_.alias, on); }
+    OpDef& activation_epilogue(bool on = true) { return set(s_.activation_epilogue, on); }
+    OpDef& folds_channel_scale(bool on = true) { return set(s_.folds_channel_scale, on); }
+    OpDef& is_noop(NoopTest f) { return set(s_.is_noop, std::move(f)); }
+    OpDef& elementwise_program(Lowering f) { return set(s_.elementwise_program, std::move(f)); }
+
+    /// Registers the schema, `build` and `emit` under the op type (RegistryError if it is taken).
+    void add(Registry& r, native::KernelBuilder build, cpp::Emitter emit);
+
+private:
+    template <class T>
+    OpDef& set(T& field, T value) {
+        field = std::move(value);
+        return *this;
+    }
+
+    OpSchema s_;
+};
+
+/// The slot of the optional input `name` if the op has it, else nullopt.
+std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name);
+/// Where an optional input or output is while a kernel runs: null when the op has none.
+inline float* at_or_null(const native::RunContext& c, const std::optional<native::Slot>& s) {
+    return s ? c.at(*s) : nullptr;
 }
 
 using Outputs = std::vector<std::pair<std::string, TensorType>>;
@@ -64,12 +116,16 @@ inline Split3 split_at(const Variable& v, const Axis& a) {
 std::vector<Axis> axes_attr(const Operator& op, const char* key);
 /// x's order with `axes` moved to the end, in the order given; ShapeError if x lacks one.
 Order axes_last(const Operator& op, const Variable& x, const std::vector<Axis>& axes);
-/// OpSchema::required_order of an op reading input "x" with its attribute `axes` last.
-std::optional<Order> order_axes_last(const Operator& op, const std::string& input);
+/// OpSchema::required_order of a variadic op whose inputs must agree: all in x0's order.
+std::optional<Order> order_of_x0(const Operator& op, const std::string& input);
+/// The order of input x with the op's attribute `axes` last (OpDef::x_order of Affine).
+Order x_axes_last(const Operator& op);
 /// Product of the sizes of `axes` in x.
 std::int64_t size_over(const Variable& x, const std::vector<Axis>& axes);
 /// ShapeError unless each of the inputs `names` the op has holds k values.
 void expect_params(const Operator& op, std::int64_t k, std::initializer_list<const char*> names);
+/// y has x's type (elementwise ops).
+Outputs like_x(const Operator& op);
 /// y has x's type laid out in `o`, the order the op asks x to be in: the result is the same
 /// before and after the optimizer legalizes the input's layout.
 Outputs like_x_in(const Operator& op, const Order& o);

@@ -1,7 +1,7 @@
 // Pass cancel_transposes: a Transpose reading a Transpose reads the first one's input instead
 // (orders compose by axis name, so T(T(x, a), b) = T(x, b)); if that makes it a Transpose to
 // the order x already has, remove_noops takes it away, and dead_ops the first one if unread.
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

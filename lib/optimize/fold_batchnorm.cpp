@@ -7,7 +7,7 @@
 // second reader needs the value before normalization).
 #include <cmath>
 
-#include "ops/affine/affine.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

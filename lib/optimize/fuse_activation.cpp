@@ -1,7 +1,7 @@
 // Pass fuse_activation: Activation(P(x)) becomes P(x) with the activation as P's epilogue, when
 // P's schema says it takes one (activation_epilogue), P has none yet (or a linear one), and P's
 // output is read by the Activation alone.
-#include "ops/activation/activation.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

@@ -5,7 +5,7 @@
 // moves the ReLU after the Add into P's epilogue, so the block's tail is one pass over memory.
 #include <algorithm>
 
-#include "ops/elementwise/elementwise.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

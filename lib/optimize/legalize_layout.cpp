@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "graft/optimize/passes.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::optimize {
 

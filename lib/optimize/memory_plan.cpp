@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "graft/optimize/passes.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::optimize {
 

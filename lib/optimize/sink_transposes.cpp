@@ -3,7 +3,7 @@
 // next alone, becomes z -E1-> ... -Ek-> c: the chain runs in z's layout and both transposes go. E qualifies when its schema is `inplace` (same shape in and out)
 // without a required order, it has one output, and every input but the first is a 1-D constant
 // (a per-axis parameter, like BatchNormalization's or BiasAdd's, which names its axis).
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
 namespace graft::optimize::passes {

@@ -20,7 +20,7 @@
 #include "frontend/keras/model_file.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/frontend/layer.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

@@ -13,7 +13,7 @@
 #include "frontend/onnx/model_proto.hpp"
 #include "frontend/onnx/node_context.hpp"
 #include "graft/frontend/onnx.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

@@ -5,6 +5,7 @@
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -12,6 +13,11 @@ namespace graft::ops {
 graft_rt::ActParams activation_of(const Operator& op) { return act_params(op, op.attr<std::string>("activation")); }
 
 namespace {
+
+Outputs infer_activation(const Operator& op) {
+    activation_of(op);  // UnsupportedError for an unknown activation
+    return like_x(op);
+}
 
 std::unique_ptr<native::Kernel> build_activation(native::BuildContext& b) {
     const auto p = activation_of(b.op());
@@ -38,19 +44,12 @@ std::optional<ElementwiseProgram> activation_program(const Operator& op) {
 }  // namespace
 
 void register_activation(Registry& r) {
-    OpSchema s;
-    s.type = kActivation;
-    s.inputs = {"x"};
-    s.infer = [](const Operator& op) -> Outputs {
-        activation_of(op);
-        const Variable& x = in(op, "x");
-        return {{"y", {x.order(), x.shape()}}};
-    };
-    s.inplace = true;
-    s.is_noop = [](const Operator& op) { return op.attr_or<std::string>("activation", "") == "linear"; };
-    s.elementwise_program = activation_program;
-    s.doc = "y = f(x) elementwise; attrs activation (name), alpha, max_value, threshold";
-    register_op(r, std::move(s), build_activation, emit_activation);
+    OpDef(kActivation, {"x"}, infer_activation,
+          "y = f(x) elementwise; attrs activation (name), alpha, max_value, threshold")
+        .inplace()
+        .is_noop([](const Operator& op) { return op.attr_or<std::string>("activation", "") == "linear"; })
+        .elementwise_program(activation_program)
+        .add(r, build_activation, emit_activation);
 }
 
 }  // namespace graft::ops

@@ -8,8 +8,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kActivation = "Activation";
-
 /// The op's activation: attribute `activation` with its parameters (ops::act_params);
 /// UnsupportedError for a name outside the table.
 graft_rt::ActParams activation_of(const Operator& op);

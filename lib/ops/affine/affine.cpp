@@ -9,6 +9,7 @@
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -195,8 +196,8 @@ std::optional<ElementwiseProgram> bn_program(const Operator& op) {
 
 // ---- PReLU ---------------------------------------------------------------------------------
 
-std::optional<Order> order_prelu(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
+/// The order PReLU reads x in: the batch axis, then alpha's axes in alpha's order.
+Order prelu_x_order(const Operator& op) {
     std::vector<Axis> out{op.attrs().get_axis("batch_axis", op.describe())};
     for (const auto& a : in(op, "alpha").order().axes()) out.push_back(a);
     return Order(std::move(out));
@@ -211,7 +212,7 @@ Split3 prelu_view(const Operator& op) {
 Outputs infer_prelu(const Operator& op) {
     const Variable& x = in(op, "x");
     const Variable& alpha = in(op, "alpha");
-    const Order want = *order_prelu(op, "x");
+    const Order want = prelu_x_order(op);
     if (!x.order().same_axes(want))
         shape_fail(op, "input " + x.describe() + " and alpha " + alpha.describe() + " should have the same axes besides the batch");
     for (const auto& a : alpha.order().axes())
@@ -242,43 +243,27 @@ std::optional<ElementwiseProgram> prelu_program(const Operator& op) {
 }  // namespace
 
 void register_affine(Registry& r) {
-    OpSchema ba;
-    ba.type = kBiasAdd;
-    ba.inputs = {"x", "b"};
-    ba.infer = infer_bias_add;
-    ba.inplace = true;
-    ba.elementwise_program = bias_add_program;
-    ba.doc = "y = x + b along axis `axis` (b: 1-D, one value per index of that axis); any order";
-    register_op(r, std::move(ba), build_bias_add, emit_bias_add);
-
-    OpSchema af;
-    af.type = kAffine;
-    af.inputs = {"x", "scale", "shift"};
-    af.infer = infer_affine;
-    af.required_order = order_axes_last;
-    af.inplace = true;
-    af.elementwise_program = affine_program;
-    af.doc = "y = x * scale + shift; constants over `axes` (flattened in that order) or scalars";
-    register_op(r, std::move(af), build_affine, emit_affine);
-
-    OpSchema bn;
-    bn.type = kBatchNormalization;
-    bn.inputs = {"x", "mean", "var", "gamma?", "beta?"};
-    bn.infer = infer_bn;
-    bn.inplace = true;
-    bn.elementwise_program = bn_program;
-    bn.doc = "inference batch normalization along axis `axis`; attr epsilon; gamma/beta optional (scale/center off)";
-    register_op(r, std::move(bn), build_bn, emit_bn);
-
-    OpSchema pr;
-    pr.type = kPReLU;
-    pr.inputs = {"x", "alpha"};
-    pr.infer = infer_prelu;
-    pr.required_order = order_prelu;
-    pr.inplace = true;
-    pr.elementwise_program = prelu_program;
-    pr.doc = "y = x < 0 ? alpha * x : x; alpha over every axis of x but batch_axis";
-    register_op(r, std::move(pr), build_prelu, emit_prelu);
+    OpDef(kBiasAdd, {"x", "b"}, infer_bias_add,
+          "y = x + b along axis `axis` (b: 1-D, one value per index of that axis); any order")
+        .inplace()
+        .elementwise_program(bias_add_program)
+        .add(r, build_bias_add, emit_bias_add);
+    OpDef(kAffine, {"x", "scale", "shift"}, infer_affine,
+          "y = x * scale + shift; constants over `axes` (flattened in that order) or scalars")
+        .x_order(x_axes_last)
+        .inplace()
+        .elementwise_program(affine_program)
+        .add(r, build_affine, emit_affine);
+    OpDef(kBatchNormalization, {"x", "mean", "var", "gamma?", "beta?"}, infer_bn,
+          "inference batch normalization along axis `axis`; attr epsilon; gamma/beta optional (scale/center off)")
+        .inplace()
+        .elementwise_program(bn_program)
+        .add(r, build_bn, emit_bn);
+    OpDef(kPReLU, {"x", "alpha"}, infer_prelu, "y = x < 0 ? alpha * x : x; alpha over every axis of x but batch_axis")
+        .x_order(prelu_x_order)
+        .inplace()
+        .elementwise_program(prelu_program)
+        .add(r, build_prelu, emit_prelu);
 }
 
 }  // namespace graft::ops

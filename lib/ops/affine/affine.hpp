@@ -19,11 +19,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kBiasAdd = "BiasAdd";
-inline constexpr const char* kAffine = "Affine";
-inline constexpr const char* kBatchNormalization = "BatchNormalization";
-inline constexpr const char* kPReLU = "PReLU";
-
 struct BatchNormAttrs {
     Axis axis;
     double epsilon;

@@ -4,6 +4,7 @@
 
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -66,12 +67,9 @@ std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
     const auto p = AttentionAttrs::parse(op).params(op);
     auto work = b.workspace(static_cast<std::size_t>(p.tv));
     auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
-    std::optional<native::Slot> a, m;
-    if (op.has_input("a")) a = b.in("a");
-    if (op.has_input("vmask")) m = b.in("vmask");
+    const auto a = optional_in(b, "a"), m = optional_in(b, "vmask");
     return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::attention(c.at(q), c.at(k), c.at(v), a ? c.at(*a) : nullptr, m ? c.at(*m) : nullptr, c.at(y), p,
-                            c.at(work));
+        graft_rt::attention(c.at(q), c.at(k), c.at(v), at_or_null(c, a), at_or_null(c, m), c.at(y), p, c.at(work));
     });
 }
 
@@ -93,18 +91,14 @@ void emit_attention(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_attention(Registry& r) {
-    OpSchema a;
-    a.type = kAttention;
-    a.inputs = {"q", "k", "v", "a?", "vmask?"};
-    a.infer = infer_attention;
-    a.required_order = [](const Operator&, const std::string& input) -> std::optional<Order> {
-        if (input == "a") return std::nullopt;
-        return input == "vmask" ? OrderNT : OrderNTC;
-    };
-    a.doc =
-        "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
-        "causal";
-    register_op(r, std::move(a), build_attention, emit_attention);
+    OpDef(kAttention, {"q", "k", "v", "a?", "vmask?"}, infer_attention,
+          "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
+          "causal")
+        .required_order([](const Operator&, const std::string& input) -> std::optional<Order> {
+            if (input == "a") return std::nullopt;
+            return input == "vmask" ? OrderNT : OrderNTC;
+        })
+        .add(r, build_attention, emit_attention);
 }
 
 }  // namespace graft::ops

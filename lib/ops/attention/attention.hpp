@@ -12,8 +12,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kAttention = "Attention";
-
 struct AttentionAttrs {
     std::int64_t heads;
     graft_rt::AttentionScore score;

@@ -6,6 +6,7 @@
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -159,16 +160,13 @@ std::optional<ElementwiseProgram> binary_program(const Operator& op) {
 }  // namespace
 
 void register_broadcast(Registry& r) {
-    OpSchema s;
-    s.type = kBinary;
-    s.inputs = {"a", "b"};
-    s.infer = infer_binary;
-    s.elementwise_program = binary_program;
-    // inplace stays false: y may only be written over a when a has y's shape and layout, which a
-    // schema trait cannot say; required_order stays null: the kernel reads any layout.
-    s.doc = "y = a (op) b, op add|sub|mul|div|pow|max|min|mod (attr fmod: C fmod instead of Python's mod), numpy "
-            "broadcasting over named axes; y's axes are attr order's, any memory order of a and b";
-    register_op(r, std::move(s), build_binary, emit_binary);
+    // Not inplace: y may only be written over a when a has y's shape and layout, which a schema
+    // trait cannot say; no required order: the kernel reads any layout.
+    OpDef(kBinary, {"a", "b"}, infer_binary,
+          "y = a (op) b, op add|sub|mul|div|pow|max|min|mod (attr fmod: C fmod instead of Python's mod), numpy "
+          "broadcasting over named axes; y's axes are attr order's, any memory order of a and b")
+        .elementwise_program(binary_program)
+        .add(r, build_binary, emit_binary);
 }
 
 }  // namespace graft::ops

@@ -16,8 +16,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kBinary = "Binary";
-
 struct BinaryAttrs {
     graft_rt::BinaryOp op = graft_rt::BinaryOp::add;
     Order order;

@@ -8,6 +8,7 @@
 #include "cpu/gemm/conv_kernel.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -180,12 +181,6 @@ Outputs infer_conv(const Operator& op) {
     return {{"y", y}};
 }
 
-/// The slot of the optional input `name`, if the op has it.
-std::optional<native::Slot> optional_in(native::BuildContext& b, const char* name) {
-    if (!b.op().has_input(name)) return std::nullopt;
-    return b.in(name);
-}
-
 /// Conv1D / Conv2D: constant weights prepacked (Winograd or the implicit GEMM, cpu/gemm), else
 /// the GEMM tap by tap; a residual r is added before the activation.
 std::unique_ptr<native::Kernel> build_conv2d(native::BuildContext& b) {
@@ -202,10 +197,10 @@ std::unique_ptr<native::Kernel> build_conv2d(native::BuildContext& b) {
     const graft_rt::Conv3DParams p3 = graft_rt::as_3d(p);
     const i64 count = p.n * p.oh * p.ow * p.cout;
     return native::make_kernel([=](const native::RunContext& c) {
-        if (!res) return cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p3, act);
+        if (!res) return cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p3, act);
         float* out = c.at(y);
         const float* r = c.at(*res);
-        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, out, p3, cpu::ActParams{});
+        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), out, p3, cpu::ActParams{});
         for (i64 i = 0; i < count; ++i) out[i] += r[i];
         cpu::activate(out, out, count, act);
     });
@@ -222,18 +217,16 @@ std::unique_ptr<native::Kernel> build_other(native::BuildContext& b) {
     if (a.kind == Kind::depthwise) {
         const graft_rt::DepthwiseParams p = a.depthwise(op);
         return native::make_kernel([=](const native::RunContext& c) {
-            graft_rt::depthwise2d_nhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p,
-                                       cpu::ActivateRows{act});
+            graft_rt::depthwise2d_nhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, cpu::ActivateRows{act});
         });
     }
     const graft_rt::Conv3DParams p = a.geometry(op);
     if (a.kind == Kind::transpose)
         return native::make_kernel([=](const native::RunContext& c) {
-            graft_rt::conv_transpose_ndhwc(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p,
-                                           cpu::ActivateRows{act});
+            graft_rt::conv_transpose_ndhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, cpu::ActivateRows{act});
         });
     return native::make_kernel([=](const native::RunContext& c) {
-        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), bias ? c.at(*bias) : nullptr, c.at(y), p, act);
+        cpu::conv3d_ndhwc_unpacked(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, act);
     });
 }
 
@@ -316,22 +309,19 @@ void emit_other(cpp::EmitContext& ctx) {
 void add(Registry& r, const char* type, const char* doc) {
     const ConvAttrs proto = ConvAttrs::of_type(type);
     const bool conv2d = proto.kind == Kind::conv && proto.rank < 3;  // Conv1D / Conv2D: the 2-D kernels
-    OpSchema s;
-    s.type = type;
-    s.inputs = {"x", "w", "b?"};
-    if (conv2d) s.inputs.push_back("r?");
-    s.infer = infer_conv;
-    s.required_order = [proto](const Operator&, const std::string& input) -> std::optional<Order> {
-        if (input == "x" || input == "r") return proto.x_order();
-        if (input == "w") return proto.w_order();
-        return OrderC;
-    };
+    std::vector<std::string> inputs{"x", "w", "b?"};
+    if (conv2d) inputs.push_back("r?");
     // Conv1D and Conv2D: a following Activation folds into them (fuse_activation), and so does a
     // BatchNormalization (fold_batchnorm: y = x . w + b with w's last axis the output channel).
-    s.activation_epilogue = conv2d;
-    s.folds_channel_scale = conv2d;
-    s.doc = doc;
-    register_op(r, std::move(s), conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
+    OpDef(type, std::move(inputs), infer_conv, doc)
+        .required_order([proto](const Operator&, const std::string& input) -> std::optional<Order> {
+            if (input == "x" || input == "r") return proto.x_order();
+            if (input == "w") return proto.w_order();
+            return OrderC;
+        })
+        .activation_epilogue(conv2d)
+        .folds_channel_scale(conv2d)
+        .add(r, conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
 }
 
 }  // namespace

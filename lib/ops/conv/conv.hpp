@@ -23,13 +23,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kConv1D = "Conv1D";
-inline constexpr const char* kConv2D = "Conv2D";
-inline constexpr const char* kConv3D = "Conv3D";
-inline constexpr const char* kDepthwiseConv2D = "DepthwiseConv2D";
-inline constexpr const char* kConvTranspose2D = "ConvTranspose2D";
-inline constexpr const char* kConvTranspose3D = "ConvTranspose3D";
-
 struct ConvAttrs {
     enum class Kind { conv, depthwise, transpose };
     Kind kind = Kind::conv;

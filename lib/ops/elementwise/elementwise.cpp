@@ -6,6 +6,7 @@
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/fused/fused.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -21,11 +22,6 @@ MergeAttrs MergeAttrs::parse(const Operator& op) {
 namespace {
 
 using i64 = std::int64_t;
-
-Outputs same_as_x(const Operator& op) {
-    const Variable& x = in(op, "x");
-    return {{"y", {x.order(), x.shape()}}};
-}
 
 // ---- Merge ---------------------------------------------------------------------------------
 
@@ -106,7 +102,7 @@ Axis softmax_axis(const Operator& op) { return op.attrs().get_axis("axis", op.de
 Outputs infer_softmax(const Operator& op) {
     const Axis axis = softmax_axis(op);
     if (!in(op, "x").order().has(axis)) shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + axis.name());
-    return same_as_x(op);
+    return like_x(op);
 }
 
 std::unique_ptr<native::Kernel> build_softmax(native::BuildContext& b) {
@@ -126,36 +122,21 @@ void emit_softmax(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_elementwise(Registry& r) {
-    OpSchema id;
-    id.type = kIdentity;
-    id.inputs = {"x"};
-    id.infer = same_as_x;
-    id.alias = true;
-    id.is_noop = [](const Operator&) { return true; };
-    id.doc = "y = x (inference no-ops: Dropout, noise layers); removed by the optimizer";
-    register_op(r, std::move(id), build_copy, emit_copy);
-
-    OpSchema m;
-    m.type = kMerge;
-    m.variadic = true;
-    m.min_inputs = 1;
-    m.infer = infer_merge;
-    m.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(op.inputs().at(0).second->order()); };
-    m.inplace = true;
-    m.is_noop = [](const Operator& op) {
-        return op.inputs().size() == 1 && op.attr_or<std::string>("op", "") != graft_rt::merge_name(graft_rt::MergeOp::sub);
-    };
-    m.elementwise_program = merge_program;
-    m.doc = "elementwise add|sub|mul|avg|max|min (attr op) of inputs x0, x1, ... of one shape";
-    register_op(r, std::move(m), build_merge, emit_merge);
-
-    OpSchema s;
-    s.type = kSoftmax;
-    s.inputs = {"x"};
-    s.infer = infer_softmax;
-    s.inplace = true;
-    s.doc = "softmax along axis `axis`";
-    register_op(r, std::move(s), build_softmax, emit_softmax);
+    OpDef(kIdentity, {"x"}, like_x, "y = x (inference no-ops: Dropout, noise layers); removed by the optimizer")
+        .alias()
+        .is_noop([](const Operator&) { return true; })
+        .add(r, build_copy, emit_copy);
+    OpDef(kMerge, Variadic{}, infer_merge,
+          "elementwise add|sub|mul|avg|max|min (attr op) of inputs x0, x1, ... of one shape")
+        .required_order(order_of_x0)
+        .inplace()
+        .is_noop([](const Operator& op) {
+            return op.inputs().size() == 1 &&
+                   op.attr_or<std::string>("op", "") != graft_rt::merge_name(graft_rt::MergeOp::sub);
+        })
+        .elementwise_program(merge_program)
+        .add(r, build_merge, emit_merge);
+    OpDef(kSoftmax, {"x"}, infer_softmax, "softmax along axis `axis`").inplace().add(r, build_softmax, emit_softmax);
 }
 
 }  // namespace graft::ops

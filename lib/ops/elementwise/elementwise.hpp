@@ -10,10 +10,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kIdentity = "Identity";
-inline constexpr const char* kMerge = "Merge";
-inline constexpr const char* kSoftmax = "Softmax";
-
 struct MergeAttrs {
     graft_rt::MergeOp op = graft_rt::MergeOp::add;
     /// UnsupportedError naming the op for a merge outside the list.

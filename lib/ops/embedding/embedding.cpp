@@ -5,6 +5,7 @@
 #include "graft_rt/embedding.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -41,6 +42,11 @@ Outputs infer_embedding(const Operator& op) {
     Shape s = x.shape();
     s.push_back(t.shape()[1]);
     return {{"y", {Order(std::move(axes)), s}}};
+}
+
+Outputs infer_nonzero_mask(const Operator& op) {
+    const Variable& x = in(op, "x");
+    return {{"mask", {x.order(), x.shape()}}};
 }
 
 Outputs infer_masking(const Operator& op) {
@@ -108,32 +114,15 @@ void emit_masking(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_embedding(Registry& r) {
-    OpSchema e;
-    e.type = kEmbedding;
-    e.inputs = {"x", "table"};
-    e.infer = infer_embedding;
-    e.doc = "y[..., :] = table[int(x[...]), :] (zeros for an index outside [0, V) or NaN); new last axis `axis`";
-    register_op(r, std::move(e), build_embedding, emit_embedding);
-
-    OpSchema z;
-    z.type = kNonZeroMask;
-    z.inputs = {"x"};
-    z.infer = [](const Operator& op) -> Outputs {
-        const Variable& x = in(op, "x");
-        return {{"mask", {x.order(), x.shape()}}};
-    };
-    z.doc = "mask = (x != 0) as 1/0 (Keras Embedding mask_zero)";
-    register_op(r, std::move(z), build_nonzero_mask, emit_nonzero_mask);
-
-    OpSchema m;
-    m.type = kMasking;
-    m.inputs = {"x"};
-    m.infer = infer_masking;
-    m.required_order = [](const Operator& op, const std::string&) -> std::optional<Order> {
-        return MaskingAttrs::parse(op).order(in(op, "x"));
-    };
-    m.doc = "Keras Masking: rows (along `axis`) all equal to mask_value become 0; mask = 1 where a row is kept";
-    register_op(r, std::move(m), build_masking, emit_masking);
+    OpDef(kEmbedding, {"x", "table"}, infer_embedding,
+          "y[..., :] = table[int(x[...]), :] (zeros for an index outside [0, V) or NaN); new last axis `axis`")
+        .add(r, build_embedding, emit_embedding);
+    OpDef(kNonZeroMask, {"x"}, infer_nonzero_mask, "mask = (x != 0) as 1/0 (Keras Embedding mask_zero)")
+        .add(r, build_nonzero_mask, emit_nonzero_mask);
+    OpDef(kMasking, {"x"}, infer_masking,
+          "Keras Masking: rows (along `axis`) all equal to mask_value become 0; mask = 1 where a row is kept")
+        .x_order([](const Operator& op) { return MaskingAttrs::parse(op).order(in(op, "x")); })
+        .add(r, build_masking, emit_masking);
 }
 
 }  // namespace graft::ops

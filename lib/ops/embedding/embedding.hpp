@@ -13,10 +13,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kEmbedding = "Embedding";
-inline constexpr const char* kNonZeroMask = "NonZeroMask";
-inline constexpr const char* kMasking = "Masking";
-
 /// Embedding: the new last axis of y, and the lookup's sizes.
 struct EmbeddingAttrs {
     Axis axis;

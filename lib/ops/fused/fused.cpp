@@ -10,6 +10,7 @@
 #include "cpu/threadpool.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops::fused {
@@ -332,16 +333,13 @@ ElementwiseProgram lowering(std::vector<ElementwiseProgram::Input> inputs, const
 namespace graft::ops {
 
 void register_fused(Registry& r) {
-    OpSchema s;
-    s.type = kFusedElementwise;
-    s.variadic = true;
-    s.min_inputs = 1;
-    s.infer = fused::infer;
-    s.required_order = fused::required_order;
-    s.inplace = true;
-    s.elementwise_program = fused::itself;
-    s.doc = "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs x0, x1, ...";
-    register_op(r, std::move(s), fused::build, fused::emit);
+    OpDef(kFusedElementwise, Variadic{}, fused::infer,
+          "elementwise ops fused by the optimizer: a program (attrs bcast, steps, args, fns, params) over inputs "
+          "x0, x1, ...")
+        .required_order(fused::required_order)
+        .inplace()
+        .elementwise_program(fused::itself)
+        .add(r, fused::build, fused::emit);
 }
 
 }  // namespace graft::ops

@@ -21,12 +21,6 @@
 #include "graft/registry.hpp"
 #include "graft_rt/fused.hpp"
 
-namespace graft::ops {
-
-inline constexpr const char* kFusedElementwise = "FusedElementwise";
-
-}  // namespace graft::ops
-
 namespace graft::ops::fused {
 
 struct Step {

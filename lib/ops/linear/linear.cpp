@@ -6,6 +6,7 @@
 #include "cpu/gemm/gemv.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -106,8 +107,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     const Variable& w = *op.input("w");
     auto act = act_params(op, a.activation);
     auto x = b.in("x"), wt = b.in("w"), y = b.out("y");
-    std::optional<native::Slot> bias;
-    if (op.has_input("b")) bias = b.in("b");
+    const auto bias = optional_in(b, "b");
     // Constant weights are packed once, here: for a single row into the matrix-vector layout
     // (gemv.hpp), else into the GEMM micro-kernels' panel layout.
     cpu::gemm::BMatrix packed;
@@ -123,7 +123,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     }
     return native::make_kernel([=](const native::RunContext& c) {
         cpu::gemm::Epilogue e;
-        e.bias = bias ? c.at(*bias) : nullptr;
+        e.bias = at_or_null(c, bias);
         e.act = &act;
         if (row_packed) {
             cpu::gemm::gemv(N, K, c.at(x), row_packed, c.at(y), e, c.pool);
@@ -201,23 +201,16 @@ void emit_matmul(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_linear(Registry& r) {
-    OpSchema s;
-    s.type = kLinear;
-    s.inputs = {"x", "w", "b?"};
-    s.infer = infer_linear;
-    s.required_order = order_linear;
-    s.activation_epilogue = true;
-    s.folds_channel_scale = true;
-    s.doc = "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation";
-    register_op(r, std::move(s), build_linear, emit_linear);
-
-    OpSchema m;
-    m.type = kBatchMatMul;
-    m.inputs = {"x", "y"};
-    m.infer = infer_matmul;
-    m.required_order = order_matmul;
-    m.doc = "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order";
-    register_op(r, std::move(m), build_matmul, emit_matmul);
+    OpDef(kLinear, {"x", "w", "b?"}, infer_linear,
+          "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation")
+        .required_order(order_linear)
+        .activation_epilogue()
+        .folds_channel_scale()
+        .add(r, build_linear, emit_linear);
+    OpDef(kBatchMatMul, {"x", "y"}, infer_matmul,
+          "per item of axis `batch`: contract x's x_axis with y's y_axis; result axes named by out_order")
+        .required_order(order_matmul)
+        .add(r, build_matmul, emit_matmul);
 }
 
 }  // namespace graft::ops

@@ -15,9 +15,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kLinear = "Linear";
-inline constexpr const char* kBatchMatMul = "BatchMatMul";
-
 /// The sizes of B matrix products y [M, N] = x [M, K] . w [K, N].
 struct MatMulDims {
     std::int64_t batch = 1, m = 0, k = 0, n = 0;

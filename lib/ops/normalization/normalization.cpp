@@ -5,6 +5,7 @@
 #include "graft_rt/normalization.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -63,10 +64,8 @@ Outputs infer_layer_norm(const Operator& op) {
 
 Outputs infer_l2_normalize(const Operator& op) { return like_x_in(op, RowNormAttrs::parse(op).order(op)); }
 
-std::optional<Order> order_rows(const Operator& op, const std::string& input) {
-    if (input != "x") return std::nullopt;
-    return RowNormAttrs::parse(op).order(op);
-}
+/// LayerNorm and L2Normalize read x as rows: `axes` last.
+Order rows_order(const Operator& op) { return RowNormAttrs::parse(op).order(op); }
 
 Outputs infer_group_norm(const Operator& op) {
     const auto a = GroupNormAttrs::parse(op);
@@ -81,34 +80,29 @@ Outputs infer_group_norm(const Operator& op) {
 
 // ---- native kernels ---------------------------------------------------------------------------
 
-/// The slots of the optional inputs gamma and beta.
-struct Affine {
-    std::optional<native::Slot> gamma, beta;
-    explicit Affine(native::BuildContext& b) {
-        if (b.op().has_input("gamma")) gamma = b.in("gamma");
-        if (b.op().has_input("beta")) beta = b.in("beta");
-    }
-    const float* g(const native::RunContext& c) const { return gamma ? c.at(*gamma) : nullptr; }
-    const float* b(const native::RunContext& c) const { return beta ? c.at(*beta) : nullptr; }
-};
+/// LayerNorm and GroupNorm: a kernel calling `norm(x, gamma, beta, y)` on the op's input x, its
+/// optional inputs gamma and beta (null when absent) and its output y.
+template <class Norm>
+std::unique_ptr<native::Kernel> scaled_norm_kernel(native::BuildContext& b, Norm norm) {
+    const auto x = b.in("x"), y = b.out("y");
+    const auto gamma = optional_in(b, "gamma"), beta = optional_in(b, "beta");
+    return native::make_kernel(
+        [=](const native::RunContext& c) { norm(c.at(x), at_or_null(c, gamma), at_or_null(c, beta), c.at(y)); });
+}
 
 std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     const auto a = RowNormAttrs::parse(b.op());
     const auto r = a.rows(*b.op().input("x"));
-    const Affine gb(b);
-    auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::layer_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), r.m, r.k, a.epsilon);
+    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
+        graft_rt::layer_norm(x, gamma, beta, y, r.m, r.k, a.epsilon);
     });
 }
 
 std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     const auto a = GroupNormAttrs::parse(b.op());
     const auto g = a.geometry(*b.op().input("x"));
-    const Affine gb(b);
-    auto x = b.in("x"), y = b.out("y");
-    return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::group_norm(c.at(x), gb.g(c), gb.b(c), c.at(y), g.n, g.s, g.c, a.groups, a.epsilon);
+    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
+        graft_rt::group_norm(x, gamma, beta, y, g.n, g.s, g.c, a.groups, a.epsilon);
     });
 }
 
@@ -159,35 +153,20 @@ void emit_group_norm(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_normalization(Registry& r) {
-    OpSchema ln;
-    ln.type = kLayerNorm;
-    ln.inputs = {"x", "gamma?", "beta?"};
-    ln.infer = infer_layer_norm;
-    ln.required_order = order_rows;
-    ln.inplace = true;
-    ln.doc = "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order";
-    register_op(r, std::move(ln), build_layer_norm, emit_layer_norm);
-
-    OpSchema gn;
-    gn.type = kGroupNorm;
-    gn.inputs = {"x", "gamma?", "beta?"};
-    gn.infer = infer_group_norm;
-    gn.required_order = [](const Operator& op, const std::string& input) -> std::optional<Order> {
-        if (input != "x") return std::nullopt;
-        return GroupNormAttrs::parse(op).order(op);
-    };
-    gn.inplace = true;
-    gn.doc = "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes";
-    register_op(r, std::move(gn), build_group_norm, emit_group_norm);
-
-    OpSchema l2;
-    l2.type = kL2Normalize;
-    l2.inputs = {"x"};
-    l2.infer = infer_l2_normalize;
-    l2.required_order = order_rows;
-    l2.inplace = true;
-    l2.doc = "y = x / sqrt(max(sum over `axes` of x^2, epsilon))";
-    register_op(r, std::move(l2), build_l2_normalize, emit_l2_normalize);
+    OpDef(kLayerNorm, {"x", "gamma?", "beta?"}, infer_layer_norm,
+          "layer normalization over `axes` (attr epsilon); gamma/beta flattened over `axes` in that order")
+        .x_order(rows_order)
+        .inplace()
+        .add(r, build_layer_norm, emit_layer_norm);
+    OpDef(kGroupNorm, {"x", "gamma?", "beta?"}, infer_group_norm,
+          "group normalization: `groups` groups of axis `axis`, statistics per batch_axis item over all other axes")
+        .x_order([](const Operator& op) { return GroupNormAttrs::parse(op).order(op); })
+        .inplace()
+        .add(r, build_group_norm, emit_group_norm);
+    OpDef(kL2Normalize, {"x"}, infer_l2_normalize, "y = x / sqrt(max(sum over `axes` of x^2, epsilon))")
+        .x_order(rows_order)
+        .inplace()
+        .add(r, build_l2_normalize, emit_l2_normalize);
 }
 
 }  // namespace graft::ops

@@ -17,10 +17,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kLayerNorm = "LayerNorm";
-inline constexpr const char* kGroupNorm = "GroupNorm";
-inline constexpr const char* kL2Normalize = "L2Normalize";
-
 /// LayerNorm and L2Normalize: statistics over `axes`, which the op asks for last (in that order),
 /// so that x is rows [m, k] with k the product of their sizes.
 struct RowNormAttrs {

@@ -5,6 +5,7 @@
 
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -156,28 +157,20 @@ void emit_global(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_pool(Registry& r) {
-    for (const char* type : {kPool2D, kPool3D}) {
-        const bool is3d = std::string(type) == kPool3D;
-        OpSchema p;
-        p.type = type;
-        p.inputs = {"x"};
-        p.infer = infer_pool;
-        const Order order = is3d ? OrderNDHWC : OrderNHWC;
-        p.required_order = [order](const Operator&, const std::string&) { return std::optional<Order>(order); };
-        p.doc = is3d ? "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], padding valid|same|explicit (pads[6], ceil_mode)"
-                     : "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], padding valid|same|explicit (pads[4], ceil_mode)";
-        register_op(r, std::move(p), build_pool, emit_pool);
-    }
-
-    OpSchema g;
-    g.type = kGlobalPool;
-    g.inputs = {"x"};
-    g.infer = infer_global;
-    g.required_order = [](const Operator& op, const std::string&) {
-        return std::optional<Order>(GlobalPoolAttrs::parse(op).input_order(op));
-    };
-    g.doc = "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes";
-    register_op(r, std::move(g), build_global, emit_global);
+    OpDef(kPool2D, {"x"}, infer_pool,
+          "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], "
+          "padding valid|same|explicit (pads[4], ceil_mode)")
+        .x_order(OrderNHWC)
+        .add(r, build_pool, emit_pool);
+    OpDef(kPool3D, {"x"}, infer_pool,
+          "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], "
+          "padding valid|same|explicit (pads[6], ceil_mode)")
+        .x_order(OrderNDHWC)
+        .add(r, build_pool, emit_pool);
+    OpDef(kGlobalPool, {"x"}, infer_global,
+          "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes")
+        .x_order([](const Operator& op) { return GlobalPoolAttrs::parse(op).input_order(op); })
+        .add(r, build_global, emit_global);
 }
 
 }  // namespace graft::ops

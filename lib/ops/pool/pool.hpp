@@ -1,6 +1,7 @@
 // The pooling family: Pool2D (max / average windows over NHWC), Pool3D (the same over NDHWC) and
-// GlobalPool (max / mean over named axes). Its op-type names and typed attributes, read once and
-// shared by the schemas, the native kernel builders and the C++ emitters (pool.cpp).
+// GlobalPool (max / mean over named axes). Its typed attributes (the names are in
+// ops/op_types.hpp), read once and shared by the schemas, the native kernel builders and the C++
+// emitters (pool.cpp).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,6 @@
 #include "graft_rt/pool.hpp"
 
 namespace graft::ops {
-
-inline constexpr const char* kPool2D = "Pool2D";
-inline constexpr const char* kPool3D = "Pool3D";
-inline constexpr const char* kGlobalPool = "GlobalPool";
 
 /// Pool2D / Pool3D: attrs kind (max | avg), pool_size[nd], strides[nd], padding (valid | same |
 /// explicit with pads[2 nd] and ceil_mode).

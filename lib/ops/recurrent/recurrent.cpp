@@ -7,6 +7,7 @@
 #include "cpu/gemm/gemv.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -142,13 +143,11 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const auto p = a.params(op);
     auto work = b.workspace(static_cast<std::size_t>(graft_rt::rnn_workspace(p, a.gates)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
-    std::optional<native::Slot> bias, h, cst, mask;
-    if (op.has_input("b")) bias = b.in("b");
-    if (op.has_input("mask")) mask = b.in("mask");
+    const auto bias = optional_in(b, "b"), mask = optional_in(b, "mask");
+    std::optional<native::Slot> h, cst;  // the optional outputs
     if (op.output_or_null("h")) h = b.out("h");
     if (op.output_or_null("c")) cst = b.out("c");
     const cpu::RnnPrepared prep = prepare(b, a, p);
-    auto opt = [](const native::RunContext& c, const std::optional<native::Slot>& s) { return s ? c.at(*s) : nullptr; };
     auto with_pool = [prep](const native::RunContext& c) {
         cpu::RnnPrepared q = prep;
         q.pool = c.pool;
@@ -156,17 +155,17 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     };
     if (a.cell == Cell::lstm)
         return native::make_kernel([=](const native::RunContext& c) {
-            cpu::lstm(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), opt(c, cst), p, c.at(work), nullptr,
-                      nullptr, opt(c, mask), with_pool(c));
+            cpu::lstm(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), c.at(y), at_or_null(c, h), at_or_null(c, cst), p,
+                      c.at(work), nullptr, nullptr, at_or_null(c, mask), with_pool(c));
         });
     if (a.cell == Cell::gru)
         return native::make_kernel([=, reset_after = a.reset_after](const native::RunContext& c) {
-            cpu::gru(c.at(x), c.at(w), c.at(r), opt(c, bias), reset_after, c.at(y), opt(c, h), p, c.at(work), nullptr,
-                     opt(c, mask), with_pool(c));
+            cpu::gru(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), reset_after, c.at(y), at_or_null(c, h), p,
+                     c.at(work), nullptr, at_or_null(c, mask), with_pool(c));
         });
     return native::make_kernel([=](const native::RunContext& c) {
-        cpu::simple_rnn(c.at(x), c.at(w), c.at(r), opt(c, bias), c.at(y), opt(c, h), p, c.at(work), nullptr,
-                        opt(c, mask), with_pool(c));
+        cpu::simple_rnn(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), c.at(y), at_or_null(c, h), p, c.at(work),
+                        nullptr, at_or_null(c, mask), with_pool(c));
     });
 }
 
@@ -226,15 +225,11 @@ void emit_rnn(cpp::EmitContext& ctx) {
 
 void register_recurrent(Registry& r) {
     for (const char* type : {kSimpleRNN, kLSTM, kGRU}) {
-        OpSchema s;
-        s.type = type;
-        s.inputs = {"x", "w", "r", "b?", "mask?"};
-        s.infer = infer_rnn;
-        s.required_order = order_rnn;
-        s.doc =
-            "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
-            "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)";
-        register_op(r, std::move(s), build_rnn, emit_rnn);
+        OpDef(type, {"x", "w", "r", "b?", "mask?"}, infer_rnn,
+              "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
+              "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)")
+            .required_order(order_rnn)
+            .add(r, build_rnn, emit_rnn);
     }
 }
 

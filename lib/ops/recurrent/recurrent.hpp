@@ -12,10 +12,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kSimpleRNN = "SimpleRNN";
-inline constexpr const char* kLSTM = "LSTM";
-inline constexpr const char* kGRU = "GRU";
-
 struct RnnAttrs {
     enum class Cell { simple, lstm, gru };
     Cell cell;

@@ -5,6 +5,7 @@
 
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -144,22 +145,16 @@ void emit_arg(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_reduce(Registry& r) {
-    OpSchema s;
-    s.type = kReduce;
-    s.inputs = {"x"};
-    s.infer = infer_reduce;
-    s.doc = "y = the reduction kind (sum|mean|max|min|prod|l1|l2|sum_square|log_sum|log_sum_exp) of x over the axes `axes`; "
-            "keepdims keeps them with size 1; any memory order of x";
-    register_op(r, std::move(s), build_reduce, emit_reduce);
-
+    OpDef(kReduce, {"x"}, infer_reduce,
+          "y = the reduction kind (sum|mean|max|min|prod|l1|l2|sum_square|log_sum|log_sum_exp) of x over the axes "
+          "`axes`; keepdims keeps them with size 1; any memory order of x")
+        .add(r, build_reduce, emit_reduce);
     for (const char* type : {kArgMax, kArgMin}) {
-        OpSchema a;
-        a.type = type;
-        a.inputs = {"x"};
-        a.infer = infer_arg;
-        a.doc = std::string("y = the index along axis `axis` of the ") + (std::string(type) == kArgMax ? "largest" : "smallest") +
-                " entry of x, as float32 (select_last_index: the last of equals; keepdims keeps the axis with size 1)";
-        register_op(r, std::move(a), build_arg, emit_arg);
+        const std::string which = std::string(type) == kArgMax ? "largest" : "smallest";
+        OpDef(type, {"x"}, infer_arg,
+              "y = the index along axis `axis` of the " + which +
+                  " entry of x, as float32 (select_last_index: the last of equals; keepdims keeps the axis with size 1)")
+            .add(r, build_arg, emit_arg);
     }
 }
 

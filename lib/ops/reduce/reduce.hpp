@@ -18,10 +18,6 @@
 
 namespace graft::ops {
 
-inline constexpr const char* kReduce = "Reduce";
-inline constexpr const char* kArgMax = "ArgMax";
-inline constexpr const char* kArgMin = "ArgMin";
-
 struct ReduceAttrs {
     graft_rt::ReduceKind kind = graft_rt::ReduceKind::sum;
     std::vector<Axis> axes;

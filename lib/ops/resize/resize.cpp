@@ -5,6 +5,7 @@
 #include "graft_rt/resize.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -109,20 +110,13 @@ void emit_bilinear(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_resize(Registry& r) {
-    OpSchema u;
-    u.type = kUpsample;
-    u.inputs = {"x"};
-    u.infer = infer_upsample;
-    u.doc = "nearest-neighbour upsampling: every entry repeated `factors` times along the axes `axes`, any layout";
-    register_op(r, std::move(u), build_upsample, emit_upsample);
-
-    OpSchema s;
-    s.type = kResizeBilinear;
-    s.inputs = {"x"};
-    s.infer = infer_bilinear;
-    s.required_order = [](const Operator&, const std::string&) { return std::optional<Order>(OrderNHWC); };
-    s.doc = "bilinear upsampling of NHWC images by integer factors[2]; attr half_pixel (TF 2 sampling) or not (TF 1)";
-    register_op(r, std::move(s), build_bilinear, emit_bilinear);
+    OpDef(kUpsample, {"x"}, infer_upsample,
+          "nearest-neighbour upsampling: every entry repeated `factors` times along the axes `axes`, any layout")
+        .add(r, build_upsample, emit_upsample);
+    OpDef(kResizeBilinear, {"x"}, infer_bilinear,
+          "bilinear upsampling of NHWC images by integer factors[2]; attr half_pixel (TF 2 sampling) or not (TF 1)")
+        .x_order(OrderNHWC)
+        .add(r, build_bilinear, emit_bilinear);
 }
 
 }  // namespace graft::ops

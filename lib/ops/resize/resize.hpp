@@ -1,8 +1,8 @@
 // The resize family: Upsample (nearest neighbour by integer factors along named axes, any layout)
 // and ResizeBilinear (NHWC images, integer factors; TF 1 legacy or TF 2 half-pixel sampling).
-// Their op-type names and typed attributes, read once and shared by the schemas, the native
-// kernel builders and the C++ emitters (resize.cpp); the kernels are graft_rt's
-// (graft_rt/resize.hpp).
+// Their typed attributes (the names are in ops/op_types.hpp), read once and shared by the
+// schemas, the native kernel builders and the C++ emitters (resize.cpp); the kernels are
+// graft_rt's (graft_rt/resize.hpp).
 #pragma once
 
 #include <cstdint>
@@ -11,9 +11,6 @@
 #include "graft/ir/operator.hpp"
 
 namespace graft::ops {
-
-inline constexpr const char* kUpsample = "Upsample";
-inline constexpr const char* kResizeBilinear = "ResizeBilinear";
 
 /// Upsample: every entry repeated factors[i] times along axes[i].
 struct UpsampleAttrs {

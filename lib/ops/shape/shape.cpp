@@ -5,6 +5,7 @@
 #include "graft_rt/shape.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
+#include "ops/op_types.hpp"
 #include "ops/op_util.hpp"
 
 namespace graft::ops {
@@ -252,47 +253,22 @@ void emit_pad(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_shape(Registry& r) {
-    OpSchema t;
-    t.type = kTranspose;
-    t.inputs = {"x"};
-    t.infer = infer_transpose;
-    t.is_noop = [](const Operator& op) { return in(op, "x").order() == TransposeAttrs::parse(op).order; };
-    t.doc = "y = x laid out in order `order` (same axes)";
-    register_op(r, std::move(t), build_transpose, emit_transpose);
-
-    OpSchema s;
-    s.type = kReshape;
-    s.inputs = {"x"};
-    s.infer = infer_reshape;
-    s.required_order = [](const Operator& op, const std::string&) {
-        return std::optional<Order>(ReshapeAttrs::parse(op).in_order);
-    };
-    s.alias = true;
-    s.is_noop = reshape_is_noop;
-    s.doc = "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)";
-    register_op(r, std::move(s), build_copy, emit_copy);  // a view: a copy only when the plan could not alias
-
-    OpSchema c;
-    c.type = kConcat;
-    c.variadic = true;
-    c.infer = infer_concat;
-    c.required_order = [](const Operator& op, const std::string&) { return std::optional<Order>(op.inputs().at(0).second->order()); };
-    c.doc = "concatenation of x0, x1, ... along axis `axis`";
-    register_op(r, std::move(c), build_concat, emit_concat);
-
-    OpSchema v;
-    v.type = kReverse;
-    v.inputs = {"x"};
-    v.infer = infer_reverse;
-    v.doc = "y = x with the entries along axis `axis` in reverse order";
-    register_op(r, std::move(v), build_reverse, emit_reverse);
-
-    OpSchema p;
-    p.type = kPad;
-    p.inputs = {"x"};
-    p.infer = infer_pad;
-    p.doc = "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout";
-    register_op(r, std::move(p), build_pad, emit_pad);
+    OpDef(kTranspose, {"x"}, infer_transpose, "y = x laid out in order `order` (same axes)")
+        .is_noop([](const Operator& op) { return in(op, "x").order() == TransposeAttrs::parse(op).order; })
+        .add(r, build_transpose, emit_transpose);
+    OpDef(kReshape, {"x"}, infer_reshape,
+          "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)")
+        .x_order([](const Operator& op) { return ReshapeAttrs::parse(op).in_order; })
+        .alias()
+        .is_noop(reshape_is_noop)
+        .add(r, build_copy, emit_copy);  // a view: a copy only when the plan could not alias
+    OpDef(kConcat, Variadic{}, infer_concat, "concatenation of x0, x1, ... along axis `axis`")
+        .required_order(order_of_x0)
+        .add(r, build_concat, emit_concat);
+    OpDef(kReverse, {"x"}, infer_reverse, "y = x with the entries along axis `axis` in reverse order")
+        .add(r, build_reverse, emit_reverse);
+    OpDef(kPad, {"x"}, infer_pad, "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout")
+        .add(r, build_pad, emit_pad);
 }
 
 }  // namespace graft::ops

@@ -1,7 +1,7 @@
 // The shape family: ops that move elements without arithmetic. Reshape (a view), Transpose,
-// Concat, Reverse and Pad (zero padding and cropping). Their op-type names and typed attributes,
-// read once and shared by the schemas, the native kernel builders and the C++ emitters
-// (shape.cpp); the kernels are graft_rt's (graft_rt/shape.hpp).
+// Concat, Reverse and Pad (zero padding and cropping). Their typed attributes (the names are in
+// ops/op_types.hpp), read once and shared by the schemas, the native kernel builders and the C++
+// emitters (shape.cpp); the kernels are graft_rt's (graft_rt/shape.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,12 +10,6 @@
 #include "graft/ir/operator.hpp"
 
 namespace graft::ops {
-
-inline constexpr const char* kReshape = "Reshape";
-inline constexpr const char* kTranspose = "Transpose";
-inline constexpr const char* kConcat = "Concat";
-inline constexpr const char* kReverse = "Reverse";
-inline constexpr const char* kPad = "Pad";
 
 /// Reshape: x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one
 /// entry may be kDynamic, solved from x's element count).

@@ -4,10 +4,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/activation/activation.hpp"
-#include "ops/affine/affine.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

@@ -10,8 +10,7 @@
 #include <cmath>
 
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/attention/attention.hpp"
-#include "ops/linear/linear.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

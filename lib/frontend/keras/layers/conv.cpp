@@ -10,7 +10,7 @@
 //    does when loading them into TensorFlow. Keras 1 files do not record their backend.
 // 1-D layers run on the 2-D kernels with H = 1; SeparableConv is depthwise + 1x1 Conv2D.
 #include "frontend/keras/layers/spatial.hpp"
-#include "ops/conv/conv.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

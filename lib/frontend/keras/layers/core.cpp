@@ -1,10 +1,7 @@
 // Core Keras layers: Dense, Activation, inference no-ops (Dropout, noise), Flatten, Reshape,
 // Permute; and the activation helpers every family uses.
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/activation/activation.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/linear/linear.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

@@ -10,7 +10,7 @@
 // outside [0, input_dim) cannot raise at run time (kernels do not throw): it yields a row of
 // zeros, and the table is never read out of bounds.
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/embedding/embedding.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

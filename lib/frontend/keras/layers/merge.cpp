@@ -3,10 +3,7 @@
 #include <algorithm>
 
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/linear/linear.hpp"
-#include "ops/normalization/normalization.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

@@ -14,8 +14,7 @@
 #include <functional>
 
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/affine/affine.hpp"
-#include "ops/normalization/normalization.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

@@ -2,8 +2,7 @@
 // (keepdims), channels_last and channels_first (Keras 1 dim_ordering 'th'), Keras 1 spellings
 // (pool_length, stride, border_mode). 1-D pooling runs on the 2-D kernel with H = 1.
 #include "frontend/keras/layers/spatial.hpp"
-#include "ops/pool/pool.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

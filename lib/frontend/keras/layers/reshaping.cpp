@@ -4,8 +4,7 @@
 #include <cctype>
 
 #include "frontend/keras/layers/spatial.hpp"
-#include "ops/resize/resize.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

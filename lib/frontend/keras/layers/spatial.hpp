@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras::spatial {
 

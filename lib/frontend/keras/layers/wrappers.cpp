@@ -8,8 +8,7 @@
 #include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::keras {
 

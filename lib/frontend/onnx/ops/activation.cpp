@@ -5,9 +5,7 @@
 
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/activation/activation.hpp"
-#include "ops/affine/affine.hpp"
-#include "ops/elementwise/elementwise.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

@@ -7,9 +7,7 @@
 //   - ConvTranspose: a 'valid' transposed convolution, then its output cropped (pads) or extended
 //     (output_padding), then the bias.
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/affine/affine.hpp"
-#include "ops/conv/conv.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

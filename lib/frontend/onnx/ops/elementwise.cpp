@@ -6,8 +6,7 @@
 
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/broadcast/broadcast.hpp"
-#include "ops/elementwise/elementwise.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/linear/linear.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

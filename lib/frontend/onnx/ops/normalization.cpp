@@ -2,8 +2,7 @@
 // graft's BatchNormalization, LayerNorm and GroupNorm (one group per channel).
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/affine/affine.hpp"
-#include "ops/normalization/normalization.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

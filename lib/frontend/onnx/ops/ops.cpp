@@ -2,7 +2,7 @@
 #include "frontend/onnx/ops/ops.hpp"
 
 #include "graft/frontend/onnx.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

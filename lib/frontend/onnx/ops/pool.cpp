@@ -2,7 +2,7 @@
 // GlobalMaxPool as graft's Pool2D / Pool3D (a 1-D pool runs as 2-D with a height of 1) and
 // GlobalPool.
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/pool/pool.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

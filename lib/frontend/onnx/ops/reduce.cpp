@@ -1,8 +1,7 @@
 // ReduceSum / Mean / Max / Min / Prod / L1 / L2 / SumSquare / LogSum / LogSumExp and ArgMax /
 // ArgMin as graft's Reduce and ArgMax / ArgMin ops over the named axes of the input.
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/reduce/reduce.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 

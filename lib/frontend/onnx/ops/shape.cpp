@@ -6,8 +6,7 @@
 #include <algorithm>
 
 #include "frontend/onnx/ops/ops.hpp"
-#include "ops/elementwise/elementwise.hpp"
-#include "ops/shape/shape.hpp"
+#include "ops/op_types.hpp"
 
 namespace graft::onnx {
 
