@@ -146,10 +146,7 @@ TEST_CASE("descriptor: attributes of every type round-trip exactly, non-finite f
         OpSchema s;
         s.type = "AttrProbe";
         s.inputs = {"x"};
-        s.infer = [](const Operator& op) {
-            const Variable& x = *op.input("x");
-            return std::vector<std::pair<std::string, TensorType>>{{"y", {x.order(), x.shape()}}};
-        };
+        s.infer = infer_like_x;
         reg->add_op(std::move(s));
     }
     Graph g;
