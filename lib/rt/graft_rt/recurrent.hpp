@@ -183,6 +183,17 @@ inline void rnn_gru_blend(const float* zg, float* hh, float* h, i64 U, const Rnn
     for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
 }
 
+/// The pre-activations of step tt for every row: w.hr [N, gu] = h R (R packed) + the step's rows
+/// of the input projection w.xp.
+inline void rnn_preactivations(const RnnParams& p, RnnWork& w, const float* R, i64 gu, i64 tt) {
+    gemm(p.n, gu, p.u, w.h, p.u, R, p.u * kPanel, w.hr, gu, nullptr, false);
+    for (i64 n = 0; n < p.n; ++n) {
+        float* z = w.hr + n * gu;
+        const float* xr = w.xp + (n * p.t + tt) * gu;
+        for (i64 j = 0; j < gu; ++j) z[j] += xr[j];
+    }
+}
+
 /// SimpleRNN: h = act(x W + h R + b); b [U] or null. mask [N, T] or null; h_last may be null.
 inline void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
                        const RnnParams& p, float* work, const float* mask) {
@@ -191,13 +202,8 @@ inline void simple_rnn(const float* x, const float* W, const float* R, const flo
     rnn_init_state(w.h, nullptr, p, 0, p.n);
     gemm(p.n * p.t, U, p.i, x, p.i, W, p.i * kPanel, w.xp, U, b, false);
     rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
-        gemm(p.n, U, U, w.h, U, R, U * kPanel, w.hr, U, nullptr, false);
-        for (i64 n = 0; n < p.n; ++n) {
-            float* z = w.hr + n * U;
-            const float* xr = w.xp + (n * p.t + tt) * U;
-            for (i64 j = 0; j < U; ++j) z[j] += xr[j];
-            rnn_act(z, w.h + n * U, U, p.act);
-        }
+        rnn_preactivations(p, w, R, U, tt);
+        for (i64 n = 0; n < p.n; ++n) rnn_act(w.hr + n * U, w.h + n * U, U, p.act);
     });
 }
 
@@ -210,13 +216,8 @@ inline void lstm(const float* x, const float* W, const float* R, const float* b,
     rnn_init_state(w.c, nullptr, p, 0, p.n);
     gemm(p.n * p.t, G, p.i, x, p.i, W, p.i * kPanel, w.xp, G, b, false);
     rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
-        gemm(p.n, G, U, w.h, U, R, U * kPanel, w.hr, G, nullptr, false);
-        for (i64 n = 0; n < p.n; ++n) {
-            float* z = w.hr + n * G;
-            const float* xr = w.xp + (n * p.t + tt) * G;
-            for (i64 j = 0; j < G; ++j) z[j] += xr[j];
-            rnn_lstm_cell(z, w.c + n * U, w.h + n * U, U, p, rnn_act);
-        }
+        rnn_preactivations(p, w, R, G, tt);
+        for (i64 n = 0; n < p.n; ++n) rnn_lstm_cell(w.hr + n * G, w.c + n * U, w.h + n * U, U, p, rnn_act);
     });
     if (c_last) std::memcpy(c_last, w.c, bytes(p.n * U));
 }
