@@ -18,53 +18,63 @@ public:
     virtual const char* kind() const noexcept { return "error"; }
 };
 
-/// A model or data file is malformed: not HDF5, truncated, bad JSON, a missing or misshapen weight.
-class FormatError : public Error {
+namespace detail {
+/// An Error whose kind() is `Kind`: the base of the error classes below.
+template <const char* Kind>
+class KindedError : public Error {
 public:
     using Error::Error;
-    const char* kind() const noexcept override { return "format"; }
+    const char* kind() const noexcept override { return Kind; }
+};
+inline constexpr char kFormatKind[] = "format";
+inline constexpr char kUnsupportedKind[] = "unsupported";
+inline constexpr char kShapeKind[] = "shape";
+inline constexpr char kGraphKind[] = "graph";
+inline constexpr char kPluginKind[] = "plugin";
+inline constexpr char kRegistryKind[] = "registry";
+inline constexpr char kIOKind[] = "io";
+}  // namespace detail
+
+/// A model or data file is malformed: not HDF5, truncated, bad JSON, a missing or misshapen weight.
+class FormatError : public detail::KindedError<detail::kFormatKind> {
+public:
+    using KindedError::KindedError;
 };
 
 /// The model is well formed but uses something graft cannot run (a layer class, an option).
-class UnsupportedError : public Error {
+class UnsupportedError : public detail::KindedError<detail::kUnsupportedKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "unsupported"; }
+    using KindedError::KindedError;
 };
 
 /// Shapes or orders disagree: a weight with the wrong shape, an input of the wrong size.
-class ShapeError : public Error {
+class ShapeError : public detail::KindedError<detail::kShapeKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "shape"; }
+    using KindedError::KindedError;
 };
 
 /// A graph breaks an IR invariant (dangling variable, cycle, duplicate name).
-class GraphError : public Error {
+class GraphError : public detail::KindedError<detail::kGraphKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "graph"; }
+    using KindedError::KindedError;
 };
 
 /// A plugin could not be loaded or registered.
-class PluginError : public Error {
+class PluginError : public detail::KindedError<detail::kPluginKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "plugin"; }
+    using KindedError::KindedError;
 };
 
 /// A registry key (op type, converter, generator) is already taken or missing.
-class RegistryError : public Error {
+class RegistryError : public detail::KindedError<detail::kRegistryKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "registry"; }
+    using KindedError::KindedError;
 };
 
 /// Input or output I/O failed (cannot open, cannot write, rename failed).
-class IOError : public Error {
+class IOError : public detail::KindedError<detail::kIOKind> {
 public:
-    using Error::Error;
-    const char* kind() const noexcept override { return "io"; }
+    using KindedError::KindedError;
 };
 
 }  // namespace graft

@@ -88,6 +88,13 @@ struct OpSchema {
     std::string doc;
 };
 
+/// An OpSchema::infer for ops whose one output "y" has the order and shape of their input "x"
+/// (elementwise ops).
+inline std::vector<std::pair<std::string, TensorType>> infer_like_x(const Operator& op) {
+    const Variable& x = *op.input("x");
+    return {{"y", {x.order(), x.shape()}}};
+}
+
 using ConverterFn = std::function<void(LayerContext&)>;
 
 /// Who registered a handler; a plugin's entry keeps its shared library loaded.

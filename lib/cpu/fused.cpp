@@ -20,43 +20,37 @@
 #define GRAFT_FUSED_IVDEP
 #endif
 
+// The copies are plain C++ the compiler vectorizes, under targets of their own rather than
+// simd.hpp's: without FMA, no a * b + c of a step is contracted, so every copy rounds alike.
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
+#define GRAFT_FUSED_X86 1
+#endif
+
 namespace graft::cpu {
 namespace {
 using i64 = std::int64_t;
+
 namespace fz_generic {
 #include "cpu/fused_impl.inc"
 }  // namespace fz_generic
-}  // namespace
-}  // namespace graft::cpu
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
-#define GRAFT_FUSED_X86 1
+#ifdef GRAFT_FUSED_X86
 #pragma GCC push_options
 #pragma GCC target("avx2")
-namespace graft::cpu {
-namespace {
-using i64 = std::int64_t;
 namespace fz_avx2 {
 #include "cpu/fused_impl.inc"
 }  // namespace fz_avx2
-}  // namespace
-}  // namespace graft::cpu
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2")
-namespace graft::cpu {
-namespace {
-using i64 = std::int64_t;
 namespace fz_avx512 {
 #include "cpu/fused_impl.inc"
 }  // namespace fz_avx512
-}  // namespace
-}  // namespace graft::cpu
 #pragma GCC pop_options
 #endif
 
-namespace graft::cpu {
+}  // namespace
 
 void fused_eval(const FusedProgram& p, const float* const* xs, float* y, std::int64_t begin, std::int64_t end) {
 #ifdef GRAFT_FUSED_X86

@@ -25,11 +25,9 @@ void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool is_max) {
     for (i64 n = 0; n < p.n; ++n) {
         const float* xn = x + n * p.h * p.w * c;
         for (i64 oh = 0; oh < p.oh; ++oh) {
-            const i64 h0 = oh * p.stride_h - p.pad_top;
-            const i64 kh_lo = std::max<i64>(0, -h0), kh_hi = std::min(p.kh, p.h - h0);
+            const auto [h0, kh_lo, kh_hi] = graft_rt::window_span(oh, p.stride_h, p.pad_top, p.kh, p.h);
             for (i64 ow = 0; ow < p.ow; ++ow) {
-                const i64 w0 = ow * p.stride_w - p.pad_left;
-                const i64 kw_lo = std::max<i64>(0, -w0), kw_hi = std::min(p.kw, p.w - w0);
+                const auto [w0, kw_lo, kw_hi] = graft_rt::window_span(ow, p.stride_w, p.pad_left, p.kw, p.w);
                 float* yp = y + ((n * p.oh + oh) * p.ow + ow) * c;
                 if (kh_lo >= kh_hi || kw_lo >= kw_hi) {  // window entirely in padding
                     std::memset(yp, 0, static_cast<std::size_t>(c) * sizeof(float));

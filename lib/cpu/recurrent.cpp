@@ -110,16 +110,11 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
     over_rows(p, 1, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 1, r, w.xp);
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
-        for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = graft_rt::rnn_time(p, s);
-            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
+        graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
                    p.t * U, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) activate(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
-            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
-            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
-        }
-        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
+        });
     });
 }
 
@@ -142,9 +137,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
         project_inputs(x, W, b, p, pr, 4, r, w.xp);
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
-        for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = graft_rt::rnn_time(p, s);
-            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
+        graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv}, zrow(w, p, G, r.n0, tt),
                    p.t * G, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
@@ -156,10 +149,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
                 else
                     graft_rt::rnn_lstm_cell(z, c, h, U, p, activate);
             }
-            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
-            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
-        }
-        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
+        });
         if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
     });
 }
@@ -179,9 +169,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
     over_rows(p, 3, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 3, r, w.xp);  // b row 0 (or the only row) is the input bias
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
-        for (i64 s = 0; s < p.t; ++s) {
-            const i64 tt = graft_rt::rnn_time(p, s);
-            graft_rt::rnn_mask_save(p, mask, w, r.n0, r.n1);
+        graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             float* z0 = zrow(w, p, G, r.n0, tt);
             if (reset_after) {
                 // hr = h R + b_rec for all three gates.
@@ -217,10 +205,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 else
                     graft_rt::rnn_gru_blend(zg, hh, h, U, p, activate);
             }
-            graft_rt::rnn_mask_apply(p, mask, tt, w, r.n0, r.n1);
-            graft_rt::rnn_emit_step(p, s, graft_rt::rnn_output(mask, w), y, r.n0, r.n1);
-        }
-        graft_rt::rnn_emit_final(p, graft_rt::rnn_output(mask, w), w.h, y, h_last, r.n0, r.n1);
+        });
     });
 }
 

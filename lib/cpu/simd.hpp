@@ -7,6 +7,11 @@
 // Every type has: T (the register), W (floats per register), load / store (unaligned), set1,
 // bcast (a float from memory), zero, add, sub, mul, fma (a*b + c), fnma (c - a*b),
 // max / min (b when either is NaN) and max0 (ReLU).
+//
+// A file with per-ISA copies of a kernel text compiles the portable copy as is and, where
+// GRAFT_SIMD_X86 is defined, the others between GRAFT_SIMD_AVX2_BEGIN / _END and
+// GRAFT_SIMD_AVX512_BEGIN / _END; GRAFT_SIMD_SELECT(isa, generic, avx2, avx512) then picks the
+// copy for the instruction set `isa` (a gemm::Isa), the generic one where there are no others.
 #pragma once
 
 namespace graft::cpu::simd {
@@ -39,8 +44,18 @@ struct Vec4 {
 #define GRAFT_SIMD_X86 1
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#define GRAFT_SIMD_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define GRAFT_SIMD_AVX2_END _Pragma("GCC pop_options")
+// GCC 12 reports the intrinsics' internal _mm512_undefined_ps() as maybe-uninitialized.
+#define GRAFT_SIMD_AVX512_BEGIN                                                            \
+    _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")             \
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define GRAFT_SIMD_AVX512_END _Pragma("GCC diagnostic pop") _Pragma("GCC pop_options")
+#define GRAFT_SIMD_SELECT(isa, if_generic, if_avx2, if_avx512)                                        \
+    ((isa) == ::graft::cpu::gemm::Isa::avx512 ? (if_avx512)                                          \
+                                              : (isa) == ::graft::cpu::gemm::Isa::avx2 ? (if_avx2) : (if_generic))
+
+GRAFT_SIMD_AVX2_BEGIN
 namespace graft::cpu::simd {
 struct Avx2 {
     using T = __m256;
@@ -60,10 +75,9 @@ struct Avx2 {
     static inline T max0(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
 };
 }  // namespace graft::cpu::simd
-#pragma GCC pop_options
+GRAFT_SIMD_AVX2_END
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
+GRAFT_SIMD_AVX512_BEGIN
 namespace graft::cpu::simd {
 struct Avx512 {
     using T = __m512;
@@ -83,5 +97,7 @@ struct Avx512 {
     static inline T max0(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
 };
 }  // namespace graft::cpu::simd
-#pragma GCC pop_options
+GRAFT_SIMD_AVX512_END
+#else
+#define GRAFT_SIMD_SELECT(isa, if_generic, if_avx2, if_avx512) ((void)(isa), (if_generic))
 #endif

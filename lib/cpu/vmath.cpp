@@ -42,16 +42,8 @@ struct V : simd::Vec4 {
 #include "cpu/vmath_impl.inc"
 }  // namespace vm_generic
 
-}  // namespace
-}  // namespace graft::cpu::vmath
-
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define GRAFT_VMATH_X86 1
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace graft::cpu::vmath {
-namespace {
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX2_BEGIN
 namespace vm_avx2 {
 struct V : simd::Avx2 {
     static inline T recip(T a) { return _mm256_div_ps(_mm256_set1_ps(1.f), a); }
@@ -68,16 +60,9 @@ struct V : simd::Avx2 {
 };
 #include "cpu/vmath_impl.inc"
 }  // namespace vm_avx2
-}  // namespace
-}  // namespace graft::cpu::vmath
-#pragma GCC pop_options
+GRAFT_SIMD_AVX2_END
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-namespace graft::cpu::vmath {
-namespace {
+GRAFT_SIMD_AVX512_BEGIN
 namespace vm_avx512 {
 struct V : simd::Avx512 {
     // 14-bit estimate and one Newton step: r + r (1 - a r), about 1 ulp.
@@ -93,25 +78,11 @@ struct V : simd::Avx512 {
 };
 #include "cpu/vmath_impl.inc"
 }  // namespace vm_avx512
-}  // namespace
-}  // namespace graft::cpu::vmath
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+GRAFT_SIMD_AVX512_END
 #endif
 
-namespace graft::cpu::vmath {
-namespace {
 
-const Table& table() {
-#ifdef GRAFT_VMATH_X86
-    switch (gemm::active_isa()) {
-        case gemm::Isa::avx512: return vm_avx512::table;
-        case gemm::Isa::avx2: return vm_avx2::table;
-        default: break;
-    }
-#endif
-    return vm_generic::table;
-}
+const Table& table() { return GRAFT_SIMD_SELECT(gemm::active_isa(), vm_generic::table, vm_avx2::table, vm_avx512::table); }
 
 }  // namespace
 

@@ -43,6 +43,13 @@ inline bool only_read_by(const Graph& g, const Variable* v, const Operator* op) 
     return c.size() == 1 && c.front() == op;
 }
 
+/// How a pass ends: a graph it changed drops the variables nothing reads any more. Returns
+/// `changed`.
+inline bool finish_pass(Graph& g, bool changed) {
+    if (changed) g.remove_unused_variables();
+    return changed;
+}
+
 /// Removes `op`, whose output `y` equals `x`: every reader of y reads x.
 inline void bypass(Graph& g, Operator* op, Variable* y, Variable* x) {
     g.replace_uses(y, x);
@@ -64,6 +71,13 @@ inline Operator* rebuild(Graph& g, Operator* op, NamedVars inputs, Attributes at
     Operator* n = g.add_op(type, name, std::move(inputs), std::move(outputs), std::move(attrs));
     n->set_layer(layer);
     return n;
+}
+
+/// rebuild() with one more input: `port` reading `v`.
+inline Operator* add_input(Graph& g, Operator* op, const std::string& port, Variable* v) {
+    NamedVars inputs = op->inputs();
+    inputs.emplace_back(port, v);
+    return rebuild(g, op, std::move(inputs), op->attrs());
 }
 
 /// The producer P of `act`'s input when fuse_activation moves `act` into P's epilogue: `act` is

@@ -27,8 +27,7 @@ bool cancel_transposes(Graph& g, const Registry&) {
         }
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

@@ -39,8 +39,7 @@ bool constant_fold(Graph& g, const Registry& reg) {
         g.remove_op(op);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

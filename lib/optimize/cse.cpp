@@ -81,8 +81,7 @@ bool cse(Graph& g, const Registry&) {
         g.remove_op(op);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

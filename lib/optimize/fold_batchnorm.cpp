@@ -55,18 +55,14 @@ bool fold_batchnorm(Graph& g, const Registry& reg) {
         // New constants: the old ones may be shared with other operators (a shared layer).
         g.set_input(p, "w", new_constant(g, w->name() + "/bn", w->order(), w->shape(), std::move(wd)));
         auto* nb = new_constant(g, (b ? b->name() : p->name() + "/bias") + "/bn", OrderC, {static_cast<std::int64_t>(units)}, std::move(bias));
-        if (b) {
+        if (b)
             g.set_input(p, "b", nb);
-        } else {
-            NamedVars ins = p->inputs();
-            ins.emplace_back("b", nb);
-            rebuild(g, p, std::move(ins), p->attrs());
-        }
+        else
+            add_input(g, p, "b", nb);
         bypass(g, bn, bn->output("y"), x);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

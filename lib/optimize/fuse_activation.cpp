@@ -34,8 +34,7 @@ bool fuse_activation(Graph& g, const Registry& reg) {
         bypass(g, act, act->output("y"), x);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

@@ -242,8 +242,7 @@ bool fuse_elementwise(Graph& g, const Registry& reg) {
         g.add_op(ops::kFusedElementwise, name, std::move(inputs), {{"y", y}}, fz::encode(program))->set_layer(layer);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

@@ -44,14 +44,11 @@ bool fuse_residual(Graph& g, const Registry& reg) {
             p = fusable(g, reg, *add, a, b);
         }
         if (!p) continue;
-        NamedVars ins = p->inputs();
-        ins.emplace_back("r", r);
-        rebuild(g, p, std::move(ins), p->attrs());
+        add_input(g, p, "r", r);
         bypass(g, add, add->output("y"), x);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

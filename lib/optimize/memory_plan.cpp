@@ -8,6 +8,7 @@
 
 #include "graft/optimize/passes.hpp"
 #include "ops/op_types.hpp"
+#include "optimize/at_batch1.hpp"
 
 namespace graft::optimize {
 
@@ -178,7 +179,7 @@ MemoryPlan plan(const Graph& g, const Registry* reg) {
 MemoryPlan plan_memory(const Graph& g, const Registry& reg, bool reuse) { return plan(g, reuse ? &reg : nullptr); }
 MemoryPlan plan_memory(const Graph& g) { return plan(g, nullptr); }
 
-MemoryPlan plan_at_batch1(const Graph& g, const Registry& reg) {
+Graph clone_at_batch1(const Graph& g, const Registry& reg) {
     Graph c = g.clone();
     for (Variable* v : c.inputs()) {
         Shape s = v->shape();
@@ -187,6 +188,11 @@ MemoryPlan plan_at_batch1(const Graph& g, const Registry& reg) {
         v->set_type(v->order(), s);
     }
     infer_shapes(c, reg);
+    return c;
+}
+
+MemoryPlan plan_at_batch1(const Graph& g, const Registry& reg) {
+    const Graph c = clone_at_batch1(g, reg);
     MemoryPlan p = plan_memory(c, reg);
     p.offset.clear();  // keys point into the copy
     p.elided.clear();

@@ -28,8 +28,7 @@ bool remove_noops(Graph& g, const Registry& reg) {
         bypass(g, op, op->outputs().front().second, op->inputs().front().second);
         changed = true;
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

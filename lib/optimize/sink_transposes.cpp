@@ -69,8 +69,7 @@ bool sink_transposes(Graph& g, const Registry& reg) {
         changed = true;
         break;  // the topological order is stale now; the group runs this pass again
     }
-    if (changed) g.remove_unused_variables();
-    return changed;
+    return finish_pass(g, changed);
 }
 
 

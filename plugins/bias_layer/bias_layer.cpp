@@ -19,13 +19,8 @@ void convert_bias_layer(graft::LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
     ctx.expect_weights(1);
     const graft::Value& x = ctx.input(0);
-    if (x.logical.ndim() < 2) ctx.fail_shape("input has " + std::to_string(x.logical.ndim()) + " dimensions, expected at least 2 (batch, ..., features)");
     // Keras adds the bias along its last positional axis; graft names it (C for NC, NTC, NHWC, ...).
-    const graft::Axis axis = x.logical.back();
-    const std::int64_t features = x.var->size(axis);
-    if (features == graft::kDynamic) ctx.fail_shape("the last dimension of the input has no fixed size");
-    const graft::Order bias_order = axis == graft::Axis::C ? graft::OrderC : graft::Order{axis};
-    auto* bias = ctx.constant(ctx.weight_named("bias"), bias_order, {features});
+    const auto [axis, bias] = ctx.last_axis_weight(x, "bias", "features");
 
     graft::Attributes attrs;
     attrs.set("axis", axis);

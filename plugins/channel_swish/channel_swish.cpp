@@ -40,7 +40,7 @@ std::vector<std::pair<std::string, graft::TensorType>> infer_channel_swish(const
     if (beta.ndim() != 1 || beta.shape()[0] != channels)
         throw graft::ShapeError(op.describe() + ": beta " + beta.describe() + " should be 1-D [" + std::to_string(channels) +
                                 "] like axis " + axis.name() + " of the input");
-    return {{"y", graft::TensorType{x.order(), x.shape()}}};
+    return graft::infer_like_x(op);
 }
 
 /// x viewed as [outer, channels, inner] around `axis`.
@@ -82,12 +82,7 @@ void convert_channel_swish(graft::LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
     ctx.expect_weights(1);
     const graft::Value& x = ctx.input(0);
-    if (x.logical.ndim() < 2) ctx.fail_shape("input has " + std::to_string(x.logical.ndim()) + " dimensions, expected at least 2 (batch, ..., channels)");
-    const graft::Axis axis = x.logical.back();  // channels last, as the layer's build() says
-    const std::int64_t channels = x.var->size(axis);
-    if (channels == graft::kDynamic) ctx.fail_shape("the last dimension of the input has no fixed size");
-    const graft::Order beta_order = axis == graft::Axis::C ? graft::OrderC : graft::Order{axis};
-    auto* beta = ctx.constant(ctx.weight_named("beta"), beta_order, {channels});
+    const auto [axis, beta] = ctx.last_axis_weight(x, "beta", "channels");  // channels last, as the layer's build() says
 
     graft::Attributes attrs;
     attrs.set("axis", axis);

@@ -16,11 +16,8 @@ graft::OpSchema square_schema() {
     graft::OpSchema s;
     s.type = "Square";
     s.inputs = {"x"};
-    s.infer = [](const graft::Operator& op) {
-        const graft::Variable& x = *op.input("x");
-        return std::vector<std::pair<std::string, graft::TensorType>>{{"y", {x.order(), x.shape()}}};
-    };
-    s.inplace = true;  // elementwise: y may overwrite x
+    s.infer = graft::infer_like_x;  // y: x's order and shape (write a function of the op otherwise)
+    s.inplace = true;                // elementwise: y may overwrite x
     s.doc = "y = x * x (sample plugin)";
     return s;
 }

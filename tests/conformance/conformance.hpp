@@ -21,7 +21,15 @@
 
 namespace conformance {
 
+using graft::Axis;
 using graft::Order;
+using graft::OrderC;
+using graft::OrderCN;
+using graft::OrderNC;
+using graft::OrderNDHWC;
+using graft::OrderNHWC;
+using graft::OrderNT;
+using graft::OrderNTC;
 using graft::Shape;
 
 /// An input of the op. Non-constant inputs become model inputs.
@@ -66,6 +74,16 @@ std::vector<Example> reduce_examples();
 
 /// Deterministic values in [lo, hi) (a fixed LCG per seed).
 std::vector<float> values(std::size_t n, unsigned seed, float lo = -2.f, float hi = 2.f);
+
+/// Seeds for a family's examples: next() gives start + step, start + 2 * step, ...
+class Seeds {
+public:
+    Seeds(unsigned start, unsigned step) : seed_(start), step_(step) {}
+    unsigned operator()() { return seed_ += step_; }
+
+private:
+    unsigned seed_, step_;
+};
 
 inline std::int64_t count(const Shape& s) {
     std::int64_t n = 1;

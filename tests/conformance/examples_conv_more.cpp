@@ -15,11 +15,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderNDHWC;
-using graft::OrderNHWC;
-
 /// One spatial dimension of a convolution: input size, kernel size, stride, dilation and (for a
 /// transposed convolution) output_padding, -1 for none.
 struct Dim {
@@ -101,8 +96,7 @@ Example conv(const std::string& type, const ConvSpec& cs, bool transpose, unsign
             taps *= a.k;
         }
         ys.push_back(cs.cout);
-        Expected y{"y", xo, ys, std::vector<double>(static_cast<std::size_t>(count(ys)))};
-        each(xo, ys, [&](const Pos& p, std::int64_t idx) {
+        return std::vector<Expected>{output("y", xo, ys, [&](const Pos& p, std::int64_t) {
             const std::int64_t co = p.at("C");
             double acc = cs.bias ? at(in[2], Pos{{"C", co}}) : 0.0;
             for (std::int64_t tap = 0; tap < taps; ++tap) {  // the kernel's taps, row-major
@@ -131,9 +125,8 @@ Example conv(const std::string& type, const ConvSpec& cs, bool transpose, unsign
                     acc += at(x, q) * w.data[static_cast<std::size_t>(wi)];
                 }
             }
-            y.data[static_cast<std::size_t>(idx)] = cs.relu ? std::max(acc, 0.0) : acc;
-        });
-        return std::vector<Expected>{y};
+            return cs.relu ? std::max(acc, 0.0) : acc;
+        })};
     };
     return e;
 }
@@ -171,8 +164,7 @@ Example matmul(const std::string& name, Order xo, Shape xs, Axis xk, Order yo, S
                 owner.push_back(o);
             }
         const std::int64_t K = x.shape[x.order.index(xk)];
-        Expected r{"y", out, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
-        each(out, shape, [&](const Pos& p, std::int64_t idx) {
+        return std::vector<Expected>{output("y", out, shape, [&](const Pos& p, std::int64_t) {
             Pos px, py;
             for (std::size_t i = 0; i < from.size(); ++i) {
                 if (owner[i] == &x || from[i].second == "N") px[from[i].second] = p.at(from[i].first);
@@ -183,9 +175,8 @@ Example matmul(const std::string& name, Order xo, Shape xs, Axis xk, Order yo, S
                 px[xk.name()] = k, py[yk.name()] = k;
                 acc += at(x, px) * at(y, py);
             }
-            r.data[static_cast<std::size_t>(idx)] = acc;
-        });
-        return std::vector<Expected>{r};
+            return acc;
+        })};
     };
     return e;
 }
@@ -194,8 +185,7 @@ Example matmul(const std::string& name, Order xo, Shape xs, Axis xk, Order yo, S
 
 std::vector<Example> conv_more_examples() {
     std::vector<Example> v;
-    unsigned seed = 200;
-    const auto next = [&] { return seed += 3; };
+    Seeds next(200, 3);
 
     for (const ConvSpec& cs :
          {ConvSpec{"3x3x3 same, bias, relu", 2, {{"D", 4, 3}, {"H", 4, 3}, {"W", 3, 3}}, 2, 3, true, true, true},

@@ -8,12 +8,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderNC;
-using graft::OrderNHWC;
-using graft::OrderNTC;
-
 double sigmoid(double v) { return 1 / (1 + std::exp(-v)); }
 
 /// Each activation from its Keras definition, in double.

@@ -14,10 +14,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderNHWC;
-using graft::OrderNTC;
 using graft::Variable;
 
 /// A chain of elementwise ops over model inputs, to be fused.

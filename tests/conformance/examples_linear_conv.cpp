@@ -8,11 +8,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderNHWC;
-using graft::OrderNTC;
-
 double relu(double v) { return std::max(v, 0.0); }
 
 /// A 2-D convolution over NHWC in double (TF/Keras padding; 1-D is H = 1). Kernel value of tap
@@ -33,8 +28,7 @@ Expected conv2d(const Operand& x, std::int64_t H, std::int64_t Wd, std::int64_t 
     const std::int64_t N = x.shape[x.order.index(Axis::N)];
     const std::int64_t outc = groups_mult ? cin * groups_mult : cout;
     Shape shape = h_axis.empty() ? Shape{N, ow, outc} : Shape{N, oh, ow, outc};
-    Expected y{"y", out_order, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
-    each(out_order, shape, [&](const Pos& p, std::int64_t idx) {
+    return output("y", out_order, shape, [&](const Pos& p, std::int64_t) {
         const std::int64_t co = p.at("C"), i = h_axis.empty() ? 0 : p.at(h_axis), j = p.at(w_axis);
         double acc = b ? at(*b, Pos{{"C", co}}) : 0.0;
         for (std::int64_t a = 0; a < kh; ++a)
@@ -53,9 +47,8 @@ Expected conv2d(const Operand& x, std::int64_t H, std::int64_t Wd, std::int64_t 
                     }
                 }
             }
-        y.data[static_cast<std::size_t>(idx)] = with_relu ? relu(acc) : acc;
+        return with_relu ? relu(acc) : acc;
     });
-    return y;
 }
 
 }  // namespace
@@ -78,14 +71,12 @@ std::vector<Example> linear_conv_examples() {
             const std::int64_t K = w.shape[0], U = w.shape[1];
             Shape s = x.shape;
             s.back() = U;
-            Expected y{"y", x.order, s, std::vector<double>(static_cast<std::size_t>(count(s)))};
-            each(x.order, s, [&](const Pos& p, std::int64_t idx) {
+            return std::vector<Expected>{output("y", x.order, s, [&](const Pos& p, std::int64_t) {
                 double acc = act ? in[2].data[static_cast<std::size_t>(p.at("C"))] : 0.0;
                 Pos q = p;
                 for (std::int64_t k = 0; k < K; ++k) q["C"] = k, acc += at(x, q) * w.data[static_cast<std::size_t>(k * U + p.at("C"))];
-                y.data[static_cast<std::size_t>(idx)] = act ? relu(acc) : acc;
-            });
-            return std::vector<Expected>{y};
+                return act ? relu(acc) : acc;
+            })};
         };
         v.push_back(lin);
     }
@@ -133,9 +124,8 @@ std::vector<Example> linear_conv_examples() {
         const bool causal = std::string(padding) == "causal";
         e.reference = [causal](const std::vector<Operand>& in) {
             const Operand &x = in[0], &w = in[1];
-            Expected y{"y", OrderNTC, {2, 7, 4}, std::vector<double>(56)};
             const std::int64_t pad = causal ? 4 : 2;  // (k - 1) * dilation, all before / split evenly
-            each(OrderNTC, y.shape, [&](const Pos& p, std::int64_t idx) {
+            return std::vector<Expected>{output("y", OrderNTC, {2, 7, 4}, [&](const Pos& p, std::int64_t) {
                 double acc = at(in[2], Pos{{"C", p.at("C")}});
                 for (std::int64_t k = 0; k < 3; ++k) {
                     const std::int64_t t = p.at("T") - pad + 2 * k;
@@ -143,9 +133,8 @@ std::vector<Example> linear_conv_examples() {
                     for (std::int64_t ci = 0; ci < 3; ++ci)
                         acc += at(x, Pos{{"N", p.at("N")}, {"T", t}, {"C", ci}}) * w.data[static_cast<std::size_t>((k * 3 + ci) * 4 + p.at("C"))];
                 }
-                y.data[static_cast<std::size_t>(idx)] = acc;
-            });
-            return std::vector<Expected>{y};
+                return acc;
+            })};
         };
         v.push_back(e);
     }

@@ -23,13 +23,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderCN;
-using graft::OrderNC;
-using graft::OrderNT;
-using graft::OrderNTC;
-
 double activation(const std::string& f, double v) {
     if (f == "tanh") return std::tanh(v);
     if (f == "sigmoid") return 1 / (1 + std::exp(-v));
@@ -173,8 +166,7 @@ Example attention(const Att& a, unsigned seed) {
         const Operand &q = in[0], &k = in[1], &v = in[2];
         const Operand* w = a.weights ? &find(in, "a") : nullptr;
         const Operand* m = a.vmask.empty() ? nullptr : &find(in, "vmask");
-        Expected y{"y", OrderNTC, {a.n, a.tq, a.heads * a.dv}, std::vector<double>(static_cast<std::size_t>(a.n * a.tq * a.heads * a.dv))};
-        each(y.order, y.shape, [&](const Pos& p, std::int64_t idx) {
+        return std::vector<Expected>{output("y", OrderNTC, {a.n, a.tq, a.heads * a.dv}, [&](const Pos& p, std::int64_t) {
             const std::int64_t n = p.at("N"), i = p.at("T"), h = p.at("C") / a.dv, d = p.at("C") % a.dv;
             std::vector<double> s(static_cast<std::size_t>(a.tv));
             for (std::int64_t j = 0; j < a.tv; ++j) {
@@ -193,9 +185,8 @@ Example attention(const Att& a, unsigned seed) {
             for (auto& x : s) sum += (x = std::exp(x - mx));
             for (std::int64_t j = 0; j < a.tv; ++j)
                 acc += s[static_cast<std::size_t>(j)] / sum * at(v, Pos{{"N", n}, {"T", j}, {"C", h * a.dv + d}});
-            y.data[static_cast<std::size_t>(idx)] = acc;
-        });
-        return std::vector<Expected>{y};
+            return acc;
+        })};
     };
     return e;
 }
@@ -204,8 +195,7 @@ Example attention(const Att& a, unsigned seed) {
 
 std::vector<Example> recurrent_examples() {
     std::vector<Example> v;
-    unsigned seed = 300;
-    const auto next = [&] { return seed += 4; };
+    Seeds next(300, 4);
     const std::vector<float> mask24{1, 1, 0, 1, 0, 1, 1, 0};  // item 0: step 2 masked; item 1: the first and the last
 
     auto make = [](std::string type, std::string name, std::int64_t n, std::int64_t t, std::int64_t i, std::int64_t u) {

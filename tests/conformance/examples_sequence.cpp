@@ -8,11 +8,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderC;
-using graft::OrderNHWC;
-using graft::OrderNTC;
-
 }  // namespace
 
 std::vector<Example> sequence_examples() {
@@ -86,12 +81,10 @@ std::vector<Example> sequence_examples() {
     emb.inputs = {input("x", graft::OrderNT, {2, 5}, 67), input("table", graft::OrderCN, {6, 3}, 68, true)};
     emb.inputs[0].data = {0, 5, 2.7f, 3, 1, 4, 0, 6, -1, 2};  // 6 and -1 are outside the table: zeros
     emb.reference = [](const std::vector<Operand>& in) {
-        Expected y{"y", OrderNTC, {2, 5, 3}, std::vector<double>(30)};
-        each(OrderNTC, y.shape, [&](const Pos& p, std::int64_t k) {
+        return std::vector<Expected>{output("y", OrderNTC, {2, 5, 3}, [&](const Pos& p, std::int64_t) {
             const auto i = static_cast<std::int64_t>(at(in[0], p));  // truncated, as Keras' cast
-            y.data[static_cast<std::size_t>(k)] = i < 0 || i >= 6 ? 0.0 : in[1].data[static_cast<std::size_t>(i * 3 + p.at("C"))];
-        });
-        return std::vector<Expected>{y};
+            return i < 0 || i >= 6 ? 0.0 : in[1].data[static_cast<std::size_t>(i * 3 + p.at("C"))];
+        })};
     };
     v.push_back(emb);
 
@@ -121,8 +114,7 @@ std::vector<Example> sequence_examples() {
             return any;
         };
         Expected y = like("y", x, [&](const Pos& p, std::int64_t) { return keep(p) ? at(x, p) : 0.0; });
-        Expected m{"mask", graft::OrderNT, {2, 3}, std::vector<double>(6)};
-        each(graft::OrderNT, m.shape, [&](const Pos& p, std::int64_t k) { m.data[static_cast<std::size_t>(k)] = keep(p) ? 1.0 : 0.0; });
+        Expected m = output("mask", OrderNT, {2, 3}, [&](const Pos& p, std::int64_t) { return keep(p) ? 1.0 : 0.0; });
         return std::vector<Expected>{y, m};
     };
     v.push_back(mk);

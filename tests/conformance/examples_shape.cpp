@@ -8,10 +8,6 @@ namespace conformance {
 
 namespace {
 
-using graft::Axis;
-using graft::OrderNHWC;
-using graft::OrderNTC;
-
 /// TF/Keras output size and leading pad of one pooled dimension.
 std::pair<std::int64_t, std::int64_t> span(std::int64_t in, std::int64_t k, std::int64_t s, bool same) {
     if (!same) return {(in - k) / s + 1, 0};
@@ -38,8 +34,7 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
             const std::size_t a = x.order.index(spatial[i]);
             std::tie(out_shape[a], pad[i]) = span(x.shape[a], k[i], s[i], same);
         }
-        Expected y{"y", x.order, out_shape, std::vector<double>(static_cast<std::size_t>(count(out_shape)))};
-        each(x.order, out_shape, [&](const Pos& p, std::int64_t idx) {
+        return std::vector<Expected>{output("y", x.order, out_shape, [&](const Pos& p, std::int64_t) {
             double acc = max ? -INFINITY : 0;
             int taps = 0;
             std::vector<std::int64_t> t(spatial.size(), 0);
@@ -56,9 +51,8 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
                 while (i-- > 0 && ++t[i] == k[i]) t[i] = 0;
                 if (i == static_cast<std::size_t>(-1)) break;
             }
-            y.data[static_cast<std::size_t>(idx)] = taps == 0 ? 0 : max ? acc : acc / taps;
-        });
-        return std::vector<Expected>{y};
+            return taps == 0 ? 0 : max ? acc : acc / taps;
+        })};
     };
     return e;
 }
@@ -94,10 +88,8 @@ std::vector<Example> shape_examples() {
     tr.attrs.set("order", graft::OrderNCHW);
     tr.inputs = {input("x", nhwc, {2, 3, 4, 5}, 31)};
     tr.reference = [](const std::vector<Operand>& in) {
-        const Operand& x = in[0];
-        Expected y{"y", graft::OrderNCHW, reorder_shape(x.shape, x.order, graft::OrderNCHW), {}};
-        for (float f : relayout(x.data, x.order, x.shape, graft::OrderNCHW)) y.data.push_back(f);
-        return std::vector<Expected>{y};
+        const Shape shape = reorder_shape(in[0].shape, in[0].order, graft::OrderNCHW);
+        return std::vector<Expected>{laid_out("y", in[0], graft::OrderNCHW, graft::OrderNCHW, shape)};
     };
     v.push_back(tr);
 
@@ -109,10 +101,7 @@ std::vector<Example> shape_examples() {
     rs.attrs.set("shape", std::vector<std::int64_t>{graft::kDynamic, 24});
     rs.inputs = {input("x", nhwc, {2, 2, 3, 4}, 32)};
     rs.reference = [](const std::vector<Operand>& in) {  // row-major in NHWC, whatever x's memory order
-        const Operand& x = in[0];
-        Expected y{"y", graft::OrderNC, {2, 24}, {}};
-        for (float f : relayout(x.data, x.order, x.shape, graft::OrderNHWC)) y.data.push_back(f);
-        return std::vector<Expected>{y};
+        return std::vector<Expected>{laid_out("y", in[0], graft::OrderNHWC, graft::OrderNC, {2, 24})};
     };
     v.push_back(rs);
 
@@ -122,14 +111,12 @@ std::vector<Example> shape_examples() {
     cc.attrs.set("axis", Axis::C);
     cc.inputs = {input("x0", OrderNTC, {2, 3, 2}, 33), input("x1", OrderNTC, {2, 3, 4}, 34)};
     cc.reference = [](const std::vector<Operand>& in) {
-        Expected y{"y", OrderNTC, {2, 3, 6}, std::vector<double>(36)};
-        each(OrderNTC, y.shape, [&](const Pos& p, std::int64_t k) {
+        return std::vector<Expected>{output("y", OrderNTC, {2, 3, 6}, [&](const Pos& p, std::int64_t) {
             Pos q = p;
             const bool first = p.at("C") < 2;
             if (!first) q["C"] -= 2;
-            y.data[static_cast<std::size_t>(k)] = at(in[first ? 0 : 1], q);
-        });
-        return std::vector<Expected>{y};
+            return at(in[first ? 0 : 1], q);
+        })};
     };
     v.push_back(cc);
 
@@ -141,14 +128,12 @@ std::vector<Example> shape_examples() {
     pad.attrs.set("end", std::vector<std::int64_t>{2, 0});
     pad.inputs = {input("x", nhwc, {2, 3, 4, 2}, 35)};
     pad.reference = [](const std::vector<Operand>& in) {
-        Expected y{"y", OrderNHWC, {2, 6, 3, 2}, std::vector<double>(72)};
-        each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) {
+        return std::vector<Expected>{output("y", OrderNHWC, {2, 6, 3, 2}, [&](const Pos& p, std::int64_t) {
             Pos q = p;
             q["H"] -= 1, q["W"] += 1;
             const bool inside = q["H"] >= 0 && q["H"] < 3;
-            y.data[static_cast<std::size_t>(k)] = inside ? at(in[0], q) : 0.0;
-        });
-        return std::vector<Expected>{y};
+            return inside ? at(in[0], q) : 0.0;
+        })};
     };
     v.push_back(pad);
 
@@ -173,13 +158,11 @@ std::vector<Example> shape_examples() {
     up.attrs.set("factors", std::vector<std::int64_t>{2, 3});
     up.inputs = {input("x", nhwc, {1, 2, 3, 2}, 37)};
     up.reference = [](const std::vector<Operand>& in) {
-        Expected y{"y", OrderNHWC, {1, 4, 9, 2}, std::vector<double>(72)};
-        each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) {
+        return std::vector<Expected>{output("y", OrderNHWC, {1, 4, 9, 2}, [&](const Pos& p, std::int64_t) {
             Pos q = p;
             q["H"] /= 2, q["W"] /= 3;
-            y.data[static_cast<std::size_t>(k)] = at(in[0], q);
-        });
-        return std::vector<Expected>{y};
+            return at(in[0], q);
+        })};
     };
     v.push_back(up);
 
@@ -191,9 +174,8 @@ std::vector<Example> shape_examples() {
         rb.attrs.set("half_pixel", half);
         rb.inputs = {input("x", nhwc, {2, 3, 2, 2}, 38)};
         rb.reference = [half](const std::vector<Operand>& in) {
-            Expected y{"y", OrderNHWC, {2, 6, 6, 2}, std::vector<double>(144)};
-            each(OrderNHWC, y.shape, [&](const Pos& p, std::int64_t k) { y.data[static_cast<std::size_t>(k)] = bilinear(in[0], p, 2, 3, half); });
-            return std::vector<Expected>{y};
+            return std::vector<Expected>{
+                output("y", OrderNHWC, {2, 6, 6, 2}, [&](const Pos& p, std::int64_t) { return bilinear(in[0], p, 2, 3, half); })};
         };
         v.push_back(rb);
     }
@@ -212,8 +194,7 @@ std::vector<Example> shape_examples() {
         gp.attrs.set("axes", graft::Order{Axis::H, Axis::W});
         gp.inputs = {input("x", nhwc, {2, 3, 4, 5}, 39)};
         gp.reference = [max](const std::vector<Operand>& in) {
-            Expected y{"y", graft::OrderNC, {2, 5}, std::vector<double>(10)};
-            each(graft::OrderNC, y.shape, [&](const Pos& p, std::int64_t k) {
+            return std::vector<Expected>{output("y", OrderNC, {2, 5}, [&](const Pos& p, std::int64_t) {
                 double acc = max ? -INFINITY : 0;
                 for (std::int64_t h = 0; h < 3; ++h)
                     for (std::int64_t w = 0; w < 4; ++w) {
@@ -221,9 +202,8 @@ std::vector<Example> shape_examples() {
                         q["H"] = h, q["W"] = w;
                         acc = max ? std::max(acc, at(in[0], q)) : acc + at(in[0], q);
                     }
-                y.data[static_cast<std::size_t>(k)] = max ? acc : acc / 12;
-            });
-            return std::vector<Expected>{y};
+                return max ? acc : acc / 12;
+            })};
         };
         v.push_back(gp);
     }

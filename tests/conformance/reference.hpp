@@ -42,12 +42,27 @@ inline std::int64_t offset(const Order& order, const Shape& shape, const Pos& p)
 /// The value of operand `o` at position `p`.
 inline double at(const Operand& o, const Pos& p) { return o.data[static_cast<std::size_t>(offset(o.order, o.shape, p))]; }
 
-/// An output like input `like`: same order and shape, values f(pos, flat index).
+/// Output `port` of `order` and `shape`, values f(pos, flat index).
+template <class F>
+Expected output(const std::string& port, Order order, Shape shape, F f) {
+    Expected e{port, std::move(order), std::move(shape), {}};
+    e.data.resize(static_cast<std::size_t>(count(e.shape)));
+    each(e.order, e.shape, [&](const Pos& p, std::int64_t k) { e.data[static_cast<std::size_t>(k)] = f(p, k); });
+    return e;
+}
+
+/// An output like input `x`: same order and shape, values f(pos, flat index).
 template <class F>
 Expected like(const std::string& port, const Operand& x, F f) {
-    Expected e{port, x.order, x.shape, std::vector<double>(static_cast<std::size_t>(count(x.shape)))};
-    each(x.order, x.shape, [&](const Pos& p, std::int64_t k) { e.data[static_cast<std::size_t>(k)] = f(p, k); });
-    return e;
+    return output(port, x.order, x.shape, f);
+}
+
+/// Output `port` of `order` and `shape` holding x's values row-major in the axis order `layout`,
+/// whatever x's memory order (a transpose or reshape).
+inline Expected laid_out(const std::string& port, const Operand& x, const Order& layout, Order order, Shape shape) {
+    Expected y{port, std::move(order), std::move(shape), {}};
+    for (float f : relayout(x.data, x.order, x.shape, layout)) y.data.push_back(f);
+    return y;
 }
 
 inline const Operand& find(const std::vector<Operand>& ins, const std::string& port) {

@@ -1,10 +1,14 @@
-// tests/integration/support.hpp - what the integration tests share: data paths, temporary
-// directories, running the graft CLI, reading .npy files and comparing tensors.
+// tests/integration/support.hpp - what the integration tests share: data paths and the Keras
+// fixtures, temporary directories, running the graft CLI, reading .npy files, comparing tensors,
+// compiling generated C++ and the registry with the sample plugins.
 #pragma once
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -12,13 +16,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <rapidjson/document.h>
 #include <xtensor/xnpy.hpp>
 
+#include "graft/graft.hpp"
 #include "graft/tensor.hpp"
 
 namespace graft_test {
@@ -55,6 +62,40 @@ inline std::string read_text(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
+
+// ---- the Keras fixtures (tests/fixtures/keras, see its README.md) --------------------------
+
+/// tests/fixtures/keras/<name>; the fixtures' root without a name.
+inline fs::path fixture(const std::string& name = {}) {
+    const fs::path root = source_path("tests/fixtures/keras");
+    return name.empty() ? root : root / name;
+}
+
+/// Every fixture directory that has a manifest.json, sorted.
+inline std::vector<fs::path> fixture_dirs() {
+    std::vector<fs::path> dirs;
+    if (fs::is_directory(fixture()))
+        for (const auto& e : fs::directory_iterator(fixture()))
+            if (fs::is_regular_file(e.path() / "manifest.json")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+/// A fixture's manifest.json; the test fails if it does not parse.
+inline rapidjson::Document read_manifest(const fs::path& dir) {
+    rapidjson::Document doc;
+    doc.Parse(read_text(dir / "manifest.json").c_str());
+    if (doc.HasParseError() || !doc.IsObject()) FAIL("cannot parse " << (dir / "manifest.json"));
+    return doc;
+}
+
+/// The fixture the CLI tests run where any model does: a small Dense Sequential with input
+/// dense_1_input and output dense_5.
+struct DenseFixture {
+    fs::path dir = fixture("dense_sequential_no_input_layer");
+    std::string model = (dir / "model.h5").string();
+    std::string input = (dir / "input_dense_1_input.npy").string();
+};
 
 struct CliResult {
     int exit_code = -1;  ///< the exit status; 128 + signal if the tool was killed by one
@@ -146,4 +187,17 @@ inline std::string cstr(const std::string& s) {  // a C++ string literal
 }
 
 /// The built-in registry with the sample plugins loaded (their fixtures need them).
+inline std::unique_ptr<graft::Registry> registry_with_plugins() {
+    auto reg = graft::make_builtin_registry();
+    for (const char* p : {"bias_layer", "channel_swish"}) {
+        const auto path = fs::path(GRAFT_PLUGIN_DIR) / fmt::format("libgraft_{}.so", p);
+        try {
+            graft::load_plugin(path.string(), *reg);
+        } catch (const graft::Error& e) {
+            WARN("plugin " << path << " not loaded: " << e.what());
+        }
+    }
+    return reg;
+}
+
 }  // namespace graft_test

@@ -12,16 +12,11 @@
 #include "graft/version.hpp"
 #include "support.hpp"
 
-namespace fs = std::filesystem;
-using graft_test::run_cli;
-using graft_test::source_path;
-using graft_test::TempDir;
+using namespace graft_test;
 
 namespace {
 
-const fs::path kDir = source_path("tests/fixtures/keras/dense_sequential_no_input_layer");
-const std::string kModel = (kDir / "model.h5").string();
-const std::string kInput = (kDir / "input_dense_1_input.npy").string();
+const DenseFixture kDense;
 
 std::vector<std::string> file_names(const fs::path& dir) {
     std::vector<std::string> names;
@@ -32,7 +27,7 @@ std::vector<std::string> file_names(const fs::path& dir) {
 
 void check_matches_reference(const fs::path& got, const fs::path& ref) {
     INFO(got << " against " << ref);
-    const auto c = graft_test::compare(graft_test::load_npy(got), graft_test::load_npy(ref), 1e-5, 1e-5);
+    const auto c = compare(load_npy(got), load_npy(ref), 1e-5, 1e-5);
     INFO(c.num_off << " values off, max abs err " << c.max_abs_err);
     CHECK(c.ok());
 }
@@ -49,21 +44,21 @@ TEST_CASE("cli: run writes one .npy per output, atomically", "[cli]") {
     TempDir tmp;
     SECTION("named input, --output-dir (created)") {
         const auto r =
-            run_cli({"run", kModel, "--input", "dense_1_input=" + kInput, "--output-dir", (tmp / "out/a").string()});
+            run_cli({"run", kDense.model, "--input", "dense_1_input=" + kDense.input, "--output-dir", (tmp / "out/a").string()});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         CHECK(file_names(tmp / "out/a") == std::vector<std::string>{"dense_5.npy"});
-        check_matches_reference(tmp / "out/a/dense_5.npy", kDir / "output_dense_5.npy");
+        check_matches_reference(tmp / "out/a/dense_5.npy", kDense.dir / "output_dense_5.npy");
     }
     SECTION("positional input, --output FILE") {
-        const auto r = run_cli({"run", kModel, "--input", kInput, "--output", (tmp / "y.npy").string()});
+        const auto r = run_cli({"run", kDense.model, "--input", kDense.input, "--output", (tmp / "y.npy").string()});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         CHECK(file_names(tmp.path()) == std::vector<std::string>{"y.npy"});
-        check_matches_reference(tmp / "y.npy", kDir / "output_dense_5.npy");
+        check_matches_reference(tmp / "y.npy", kDense.dir / "output_dense_5.npy");
     }
     SECTION("two inputs and two outputs") {
-        const auto dir = source_path("tests/fixtures/keras/functional_shared_layer");
+        const auto dir = fixture("functional_shared_layer");
         const auto r = run_cli(
             {"run", (dir / "model.h5").string(), "--input", "input_b=" + (dir / "input_input_b.npy").string(),
              "--input", "input_a=" + (dir / "input_input_a.npy").string(), "--output-dir", tmp.path().string()});
@@ -74,7 +69,7 @@ TEST_CASE("cli: run writes one .npy per output, atomically", "[cli]") {
         check_matches_reference(tmp / "out_b.npy", dir / "output_out_b.npy");
     }
     SECTION("--print alone prints the outputs and writes nothing") {
-        const auto r = run_cli({"run", kModel, "--input", kInput, "--print"});
+        const auto r = run_cli({"run", kDense.model, "--input", kDense.input, "--print"});
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         CHECK_THAT(r.out, Catch::StartsWith("dense_5 [3, 3]\n"));
@@ -85,22 +80,22 @@ TEST_CASE("cli: run writes one .npy per output, atomically", "[cli]") {
 
 TEST_CASE("cli: inspect prints a per-layer summary and writes DOT", "[cli]") {
     TempDir tmp;
-    const auto r = run_cli({"inspect", kModel, "--dot", (tmp / "g.dot").string()});
+    const auto r = run_cli({"inspect", kDense.model, "--dot", (tmp / "g.dot").string()});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     for (const char* layer :
          {"dense_1 ", "dense_5 ", "Layers: 5 ", "Input  dense_1_input: [?, 5]", "Output dense_5: [?, 3]"})
         CHECK_THAT(r.out, Catch::Contains(layer));
-    CHECK_THAT(graft_test::read_text(tmp / "g.dot"), Catch::StartsWith("digraph graft {") && Catch::EndsWith("}\n"));
+    CHECK_THAT(read_text(tmp / "g.dot"), Catch::StartsWith("digraph graft {") && Catch::EndsWith("}\n"));
 }
 
 TEST_CASE("cli: convert writes a descriptor: the IR as JSON, weights apart", "[cli]") {
     TempDir tmp;
-    const auto r = run_cli({"convert", kModel, "-o", (tmp / "ir/").string()});
+    const auto r = run_cli({"convert", kDense.model, "-o", (tmp / "ir/").string()});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     rapidjson::Document doc;
-    doc.Parse(graft_test::read_text(tmp / "ir/graph.json").c_str());
+    doc.Parse(read_text(tmp / "ir/graph.json").c_str());
     REQUIRE_FALSE(doc.HasParseError());
     CHECK(std::string(doc["graft_version"].GetString()) == graft::version_string());
     CHECK(std::string(doc["inputs"][0]["name"].GetString()) == "dense_1_input");

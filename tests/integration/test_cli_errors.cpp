@@ -12,17 +12,11 @@
 
 #include "support.hpp"
 
-namespace fs = std::filesystem;
-using graft_test::CliResult;
-using graft_test::run_cli;
-using graft_test::source_path;
-using graft_test::TempDir;
+using namespace graft_test;
 
 namespace {
 
-const fs::path kGoodDir = source_path("tests/fixtures/keras/dense_sequential_no_input_layer");
-const std::string kGoodModel = (kGoodDir / "model.h5").string();
-const std::string kGoodInput = (kGoodDir / "input_dense_1_input.npy").string();
+const DenseFixture kDense;
 
 std::string bad_file(const std::string& name) {
     const auto p = source_path("tests/fixtures/bad") / name;
@@ -64,7 +58,7 @@ TEST_CASE("cli: bad model files fail with one clear line", "[cli][errors]") {
             const auto model = bad_file(c.file);
             TempDir tmp;
 
-            check_error(run_cli({"run", model, "--input", kGoodInput, "--output-dir", (tmp / "out").string()}), facts);
+            check_error(run_cli({"run", model, "--input", kDense.input, "--output-dir", (tmp / "out").string()}), facts);
             CHECK_FALSE(fs::exists(tmp / "out"));
 
             check_error(run_cli({"inspect", model, "--dot", (tmp / "graph.dot").string()}), facts);
@@ -77,7 +71,7 @@ TEST_CASE("cli: bad model files fail with one clear line", "[cli][errors]") {
 TEST_CASE("cli: an input of the wrong shape names the input, the file and both shapes", "[cli][errors]") {
     const auto input = bad_file("input_wrong_shape.npy");
     TempDir tmp;
-    check_error(run_cli({"run", kGoodModel, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()}),
+    check_error(run_cli({"run", kDense.model, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()}),
                 {"input 'dense_1_input' from " + input + " has shape [3, 7], expected [?, 5]"});
     CHECK(fs::is_empty(tmp.path()));
 }
@@ -89,35 +83,35 @@ TEST_CASE("cli: bad command lines and inputs fail with one clear line", "[cli][e
     SECTION("no subcommand") { check_error(run_cli({}), {"subcommand"}); }
     SECTION("missing input file") {
         const auto missing = (tmp / "missing.npy").string();
-        check_error(run_cli({"run", kGoodModel, "--input", missing, "--output-dir", out_dir}), {missing});
+        check_error(run_cli({"run", kDense.model, "--input", missing, "--output-dir", out_dir}), {missing});
     }
     SECTION("unknown input name") {
-        check_error(run_cli({"run", kGoodModel, "--input", "nope=" + kGoodInput, "--output-dir", out_dir}),
+        check_error(run_cli({"run", kDense.model, "--input", "nope=" + kDense.input, "--output-dir", out_dir}),
                     {"'nope'", "dense_1_input"});
     }
     SECTION("no input for a model input") {
-        check_error(run_cli({"run", kGoodModel, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
+        check_error(run_cli({"run", kDense.model, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
     }
     SECTION("integer .npy input") {
         const auto ints = (tmp / "ints.npy").string();
         xt::dump_npy(ints, xt::xarray<std::int64_t>::from_shape({3, 5}));
-        check_error(run_cli({"run", kGoodModel, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32"});
+        check_error(run_cli({"run", kDense.model, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32"});
     }
     SECTION("not a .npy file") {
-        check_error(run_cli({"run", kGoodModel, "--input", kGoodModel, "--output-dir", out_dir}), {kGoodModel, ".npy"});
+        check_error(run_cli({"run", kDense.model, "--input", kDense.model, "--output-dir", out_dir}), {kDense.model, ".npy"});
     }
     SECTION("--output with a multi-output model") {
-        const auto dir = source_path("tests/fixtures/keras/functional_shared_layer");
+        const auto dir = fixture("functional_shared_layer");
         check_error(run_cli({"run", (dir / "model.h5").string(), "--input", (dir / "input_input_a.npy").string(),
                              "--input", (dir / "input_input_b.npy").string(), "--output", (tmp / "y.npy").string()}),
                     {"2 outputs", "--output-dir"});
     }
     SECTION("plugins") {
-        check_error(run_cli({"inspect", kGoodModel, "--plugin", "libbias_layer.so"}), {"libbias_layer.so", "plugin"});
+        check_error(run_cli({"inspect", kDense.model, "--plugin", "libbias_layer.so"}), {"libbias_layer.so", "plugin"});
     }
     SECTION("output directory cannot be created") {
-        check_error(run_cli({"run", kGoodModel, "--input", kGoodInput, "--output-dir", kGoodModel + "/out"}),
-                    {kGoodModel});
+        check_error(run_cli({"run", kDense.model, "--input", kDense.input, "--output-dir", kDense.model + "/out"}),
+                    {kDense.model});
     }
     CHECK_FALSE(fs::exists(out_dir));
     CHECK_FALSE(fs::exists(tmp / "y.npy"));

@@ -46,12 +46,8 @@ std::size_t elided_at_batch1(const graft::Graph& g, const graft::Registry& reg) 
 TEST_CASE("concat elimination: fixtures run row by row match their references", "[memory][concat][integration]") {
     auto reg = graft::make_builtin_registry();
     std::size_t checked = 0;
-    for (const auto& e : fs::directory_iterator(source_path("tests/fixtures/keras"))) {
-        const fs::path dir = e.path();
-        if (!fs::is_regular_file(dir / "manifest.json")) continue;
-        rapidjson::Document man;
-        man.Parse(graft_test::read_text(dir / "manifest.json").c_str());
-        REQUIRE_FALSE(man.HasParseError());
+    for (const fs::path& dir : graft_test::fixture_dirs()) {
+        const auto man = graft_test::read_manifest(dir);
         const auto has = [&](const char* k) { return man.HasMember(k) && man[k].IsString(); };
         if (has("needs_plugin") || has("config")) continue;
         graft::LoadOptions o;

@@ -24,38 +24,11 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
-namespace fs = std::filesystem;
-using graft_test::source_path;
+using namespace graft_test;
 
 namespace {
 
 constexpr std::size_t kModelsPerUnit = 10;
-
-using graft_test::compile_cmd;
-using graft_test::cstr;
-using graft_test::cxx;
-using graft_test::have;
-using graft_test::sh;
-
-std::unique_ptr<graft::Registry> registry_with_plugins() {
-    auto reg = graft::make_builtin_registry();
-    for (const char* p : {"bias_layer", "channel_swish"}) {
-        const auto path = fs::path(GRAFT_PLUGIN_DIR) / fmt::format("libgraft_{}.so", p);
-        try {
-            graft::load_plugin(path.string(), *reg);
-        } catch (const graft::Error& e) {
-            WARN("plugin " << path << " not loaded: " << e.what());
-        }
-    }
-    return reg;
-}
-
-rapidjson::Document read_manifest(const fs::path& dir) {
-    rapidjson::Document doc;
-    doc.Parse(graft_test::read_text(dir / "manifest.json").c_str());
-    if (doc.HasParseError() || !doc.IsObject()) FAIL("cannot parse " << (dir / "manifest.json"));
-    return doc;
-}
 
 /// One fixture, generated.
 struct Case {
@@ -72,11 +45,7 @@ struct Case {
 /// fixture's inputs).
 std::vector<Case> generate_fixtures(const fs::path& root, const graft::Registry& reg, int opt_level = 2) {
     std::vector<Case> cases;
-    std::vector<fs::path> dirs;
-    for (const auto& e : fs::directory_iterator(source_path("tests/fixtures/keras")))
-        if (fs::is_regular_file(e.path() / "manifest.json")) dirs.push_back(e.path());
-    std::sort(dirs.begin(), dirs.end());
-    for (const auto& dir : dirs) {
+    for (const auto& dir : fixture_dirs()) {
         const auto man = read_manifest(dir);
         Case c;
         c.name = dir.filename().string();
@@ -97,7 +66,7 @@ std::vector<Case> generate_fixtures(const fs::path& root, const graft::Registry&
             std::int64_t batch = 1;
             for (const auto& in : man["inputs"].GetArray()) {
                 files[in["name"].GetString()] = (dir / in["file"].GetString()).string();
-                batch = graft_test::load_npy(dir / in["file"].GetString()).shape().at(0);
+                batch = load_npy(dir / in["file"].GetString()).shape().at(0);
             }
             for (std::size_t i = 0; i < g.inputs().size(); ++i) c.input_files.push_back(files.at(g.input_name(i)));
             for (std::size_t i = 0; i < g.outputs().size(); ++i) c.output_names.push_back(g.output_name(i));
@@ -149,15 +118,15 @@ void compile_and_run(const fs::path& root, const std::vector<const Case*>& cases
         }
         jobs.push_back(std::async(std::launch::async, [=] {
             return sh(compile_cmd(cxx(), flags, src, exe), root / fmt::format("unit{}.compile.log", u)) &&
-                   sh(graft_test::shell_quote(exe.string()), root / fmt::format("unit{}.run.log", u));
+                   sh(shell_quote(exe.string()), root / fmt::format("unit{}.run.log", u));
         }));
     }
     for (auto& j : jobs) j.get();
     for (std::size_t u = 0; u < units.size(); ++u) {
-        const auto clog = graft_test::read_text(root / fmt::format("unit{}.compile.log", u));
+        const auto clog = read_text(root / fmt::format("unit{}.compile.log", u));
         INFO("unit " << u << " (" << units[u].front()->name << " ...): compiler output:\n" << clog.substr(0, 4000));
         CHECK(fs::exists(root / fmt::format("unit{}", u)));
-        const auto rlog = graft_test::read_text(root / fmt::format("unit{}.run.log", u));
+        const auto rlog = read_text(root / fmt::format("unit{}.run.log", u));
         INFO("run output:\n" << rlog.substr(0, 4000));
         CHECK(rlog.empty());
     }
@@ -167,7 +136,7 @@ void compile_and_run(const fs::path& root, const std::vector<const Case*>& cases
 std::set<std::string> support_names(const fs::path& cpp) {
     std::set<std::string> names;
     static const std::regex def(R"(^(?:inline \S+ |struct |enum class )(\w+))");
-    std::istringstream in(graft_test::read_text(cpp));
+    std::istringstream in(read_text(cpp));
     for (std::string line; std::getline(in, line);) {
         std::smatch m;
         if (std::regex_search(line, m, def)) names.insert(m[1]);
@@ -209,7 +178,7 @@ namespace {
 
 /// Generates every fixture at optimization level `opt_level`, compiles, runs and compares.
 void check_fixtures(int opt_level) {
-    graft_test::TempDir tmp;
+    TempDir tmp;
     auto reg = registry_with_plugins();
     const auto cases = generate_fixtures(tmp.path(), *reg, opt_level);
     REQUIRE(cases.size() >= 70);
@@ -228,9 +197,9 @@ void check_fixtures(int opt_level) {
             INFO("fixture " << c->name << ", output " << name);
             const fs::path got_file = c->out / "run" / fmt::format("{}.npy", i);
             REQUIRE(fs::exists(got_file));
-            const auto got = graft_test::load_npy(got_file);
-            const auto ref = graft_test::load_npy(c->reference.at(name));
-            const auto cmp = graft_test::compare(got, ref, c->atol, c->rtol);
+            const auto got = load_npy(got_file);
+            const auto ref = load_npy(c->reference.at(name));
+            const auto cmp = compare(got, ref, c->atol, c->rtol);
             INFO("shape " << graft::shape_str(got.shape()) << ", reference " << graft::shape_str(ref.shape()) << "; "
                           << cmp.num_off << " values off, first at " << cmp.first_off << ", max abs err " << cmp.max_abs_err);
             CHECK(cmp.ok());
@@ -239,6 +208,22 @@ void check_fixtures(int opt_level) {
     }
     fmt::print("cpp backend -O{}: {} fixtures generated, compiled and run; {} outputs compared\n", opt_level, ok.size(), compared);
     CHECK(compared >= ok.size());
+}
+
+/// Every fixture's generated code compiles at -O2 under `compiler` without a warning; skipped,
+/// saying `missing`, where the compiler is not installed.
+void check_no_warnings(const std::string& compiler, const std::string& missing) {
+    if (!have(compiler)) {
+        WARN(missing);
+        return;
+    }
+    TempDir tmp;
+    auto reg = registry_with_plugins();
+    const auto unit = coverage_unit(tmp.path(), generate_fixtures(tmp.path(), *reg));
+    const auto cmd = compile_cmd(compiler, "-O2 -march=native -c", unit, tmp / "coverage.o");
+    INFO(cmd << "\n" << (sh(cmd, tmp / "log") ? "" : read_text(tmp / "log").substr(0, 4000)));
+    CHECK(read_text(tmp / "log").empty());
+    CHECK(fs::exists(tmp / "coverage.o"));
 }
 
 }  // namespace
@@ -252,39 +237,19 @@ TEST_CASE("cpp backend: every fixture matches its reference at -O0 too", "[cpp_b
 }
 
 TEST_CASE("cpp backend: generated code has no warnings at -O2 under g++", "[cpp_backend][integration]") {
-    if (!have("g++")) {
-        WARN("g++ not found: skipped");
-        return;
-    }
-    graft_test::TempDir tmp;
-    auto reg = registry_with_plugins();
-    const auto unit = coverage_unit(tmp.path(), generate_fixtures(tmp.path(), *reg));
-    const auto cmd = compile_cmd("g++", "-O2 -march=native -c", unit, tmp / "coverage.o");
-    INFO(cmd << "\n" << (sh(cmd, tmp / "log") ? "" : graft_test::read_text(tmp / "log").substr(0, 4000)));
-    CHECK(graft_test::read_text(tmp / "log").empty());
-    CHECK(fs::exists(tmp / "coverage.o"));
+    check_no_warnings("g++", "g++ not found: skipped");
 }
 
 TEST_CASE("cpp backend: generated code has no warnings at -O2 under clang++", "[cpp_backend][integration]") {
-    if (!have("clang++")) {
-        WARN("clang++ not found (apt-get install clang): the clang compile of the generated code is skipped");
-        return;
-    }
-    graft_test::TempDir tmp;
-    auto reg = registry_with_plugins();
-    const auto unit = coverage_unit(tmp.path(), generate_fixtures(tmp.path(), *reg));
-    const auto cmd = compile_cmd("clang++", "-O2 -march=native -c", unit, tmp / "coverage.o");
-    INFO(cmd << "\n" << (sh(cmd, tmp / "log") ? "" : graft_test::read_text(tmp / "log").substr(0, 4000)));
-    CHECK(graft_test::read_text(tmp / "log").empty());
-    CHECK(fs::exists(tmp / "coverage.o"));
+    check_no_warnings("clang++", "clang++ not found (apt-get install clang): the clang compile of the generated code is skipped");
 }
 
 TEST_CASE("cpp backend: weights file checks, embedded weights and the run() entry point", "[cpp_backend][integration]") {
-    graft_test::TempDir tmp;
+    TempDir tmp;
     auto reg = graft::make_builtin_registry();
     const auto model = source_path("samples/models/iris/model.h5").string();
     const auto input = source_path("samples/models/iris/input.npy").string();
-    const auto expected = graft_test::load_npy(source_path("samples/models/iris/expected.npy"));  // tfjs' output
+    const auto expected = load_npy(source_path("samples/models/iris/expected.npy"));  // tfjs' output
     const auto batch = expected.shape().at(0);
     for (bool embed : {false, true}) {
         graft::cpp::Options o;
@@ -296,12 +261,12 @@ TEST_CASE("cpp backend: weights file checks, embedded weights and the run() entr
         CHECK(r.ops >= 3);
         CHECK(fs::exists(tmp / o.ns / (embed ? "iris_weights.cpp" : "iris.weights")));
         CHECK_FALSE(fs::exists(tmp / o.ns / (embed ? "iris.weights" : "iris_weights.cpp")));
-        const auto header = graft_test::read_text(tmp / o.ns / "iris.hpp");
+        const auto header = read_text(tmp / o.ns / "iris.hpp");
         CHECK(header.find(fmt::format("Batch size: {}, fixed when this code was generated", batch)) != std::string::npos);
     }
     // Broken copies of the weights file.
     const fs::path good = tmp / "iris_file" / "iris.weights";
-    std::string bytes = graft_test::read_text(good);
+    std::string bytes = read_text(good);
     REQUIRE(bytes.size() > 64);
     std::ofstream(tmp / "truncated.weights", std::ios::binary) << bytes.substr(0, bytes.size() - 4);
     std::string flipped = bytes;
@@ -336,17 +301,17 @@ int main(int argc, char** argv) {
     REQUIRE(sh(cmd, tmp / "compile.log"));
     fs::create_directories(tmp / "file");
     fs::create_directories(tmp / "embed");
-    std::string run = graft_test::shell_quote((tmp / "checks").string());
+    std::string run = shell_quote((tmp / "checks").string());
     for (const auto& a : {tmp.path().string(), input, good.string(), (tmp / "truncated.weights").string(),
                           (tmp / "flipped.weights").string(), (tmp / "other.weights").string(), (tmp / "missing.weights").string()})
-        run += " " + graft_test::shell_quote(a);
+        run += " " + shell_quote(a);
     const bool ran = sh(run, tmp / "run.log");
-    const auto log = graft_test::read_text(tmp / "run.log");
+    const auto log = read_text(tmp / "run.log");
     INFO(log);
     CHECK(ran);
     for (const char* dir : {"file", "embed"}) {
-        const auto got = graft_test::load_npy(tmp / dir / "0.npy");
-        const auto cmp = graft_test::compare(got, expected, 1e-5, 1e-5);
+        const auto got = load_npy(tmp / dir / "0.npy");
+        const auto cmp = compare(got, expected, 1e-5, 1e-5);
         INFO(dir << ": max abs err " << cmp.max_abs_err);
         CHECK(cmp.ok());
     }
@@ -372,7 +337,7 @@ TEST_CASE("cpp backend: an op without an emitter is an error at generation time"
     auto* x = g.add_variable("x", graft::DType::float32, graft::OrderNC, {graft::kDynamic, 4});
     g.add_input(x);
     g.add_output(graft::add_op(g, reg, "Mystery", "mystery_1", {{"x", x}})->output("y"));
-    graft_test::TempDir tmp;
+    TempDir tmp;
     try {
         graft::cpp::generate(std::move(g), reg, graft::cpp::Options{}, (tmp / "out").string());
         FAIL("generated code for an op without an emitter");
@@ -386,24 +351,24 @@ TEST_CASE("cpp backend: an op without an emitter is an error at generation time"
 }
 
 TEST_CASE("cpp backend: graft convert --backend cpp", "[cpp_backend][cli]") {
-    graft_test::TempDir tmp;
+    TempDir tmp;
     const auto model = source_path("samples/models/iris/model.h5").string();
-    auto r = graft_test::run_cli({"convert", model, "--backend", "cpp", "--batch", "3", "--namespace", "flowers", "--name", "iris", "-o",
+    auto r = run_cli({"convert", model, "--backend", "cpp", "--batch", "3", "--namespace", "flowers", "--name", "iris", "-o",
                                   (tmp / "gen").string()});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     for (const char* f : {"iris.hpp", "iris.cpp", "iris.weights"}) CHECK(fs::exists(tmp / "gen" / f));
-    const auto header = graft_test::read_text(tmp / "gen" / "iris.hpp");
+    const auto header = read_text(tmp / "gen" / "iris.hpp");
     CHECK(header.find("Batch size: 3,") != std::string::npos);
     CHECK(header.find("namespace flowers {") != std::string::npos);
     CHECK(header.find("void infer(const float* measurements, float* species);") != std::string::npos);
 
-    r = graft_test::run_cli({"convert", model, "--backend", "cpp", "--embed-weights", "-o", (tmp / "emb").string()});
+    r = run_cli({"convert", model, "--backend", "cpp", "--embed-weights", "-o", (tmp / "emb").string()});
     REQUIRE(r.exit_code == 0);
     CHECK(fs::exists(tmp / "emb" / "model_weights.cpp"));
     CHECK_FALSE(fs::exists(tmp / "emb" / "model.weights"));
 
-    r = graft_test::run_cli({"convert", model, "--backend", "wasm", "-o", (tmp / "x").string()});
+    r = run_cli({"convert", model, "--backend", "wasm", "-o", (tmp / "x").string()});
     CHECK(r.exit_code == 2);
     CHECK_FALSE(fs::exists(tmp / "x"));
 }
@@ -413,18 +378,18 @@ TEST_CASE("cpp backend: samples/generated builds with graft_generate_model and c
         WARN("cmake not found: skipped");
         return;
     }
-    graft_test::TempDir tmp;
-    const auto q = [](const fs::path& p) { return graft_test::shell_quote(p.string()); };
+    TempDir tmp;
+    const auto q = [](const fs::path& p) { return shell_quote(p.string()); };
     const bool configured = sh(fmt::format("cmake -S {} -B {} -DGRAFT_EXECUTABLE={} -DCMAKE_BUILD_TYPE=Release", q(source_path("samples/generated")),
                                            q(tmp / "build"), q(GRAFT_CLI)),
                                tmp / "configure.log");
-    INFO(graft_test::read_text(tmp / "configure.log"));
+    INFO(read_text(tmp / "configure.log"));
     REQUIRE(configured);
     const bool built = sh("cmake --build " + q(tmp / "build"), tmp / "build.log");
-    INFO(graft_test::read_text(tmp / "build.log"));
+    INFO(read_text(tmp / "build.log"));
     REQUIRE(built);
     REQUIRE(sh(q(tmp / "build" / "classify_iris") + " 6.5 3.0 5.8 2.2", tmp / "run.log"));
-    const auto out = graft_test::read_text(tmp / "run.log");
+    const auto out = read_text(tmp / "run.log");
     INFO(out);
     CHECK(out.find("-> virginica") != std::string::npos);  // Iris row 105, held out (samples/models/iris/README.md)
 }

@@ -21,9 +21,16 @@ using graft_test::TempDir;
 
 namespace {
 
+/// A fixture's model.h5, loaded with `reg` (which the test then writes and reads descriptors with).
+Model load_fixture(const std::string& name, const Registry& reg) {
+    LoadOptions o;
+    o.registry = &reg;
+    return load((graft_test::fixture(name) / "model.h5").string(), o);
+}
+
 std::vector<fs::path> models() {
     std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(graft_test::source_path("tests/fixtures/keras")))
+    for (const auto& e : fs::directory_iterator(graft_test::fixture()))
         if (fs::exists(e.path() / "model.h5")) out.push_back(e.path() / "model.h5");
     for (const char* m : {"mlp", "smallcnn", "lstm"}) {
         fs::path p = fs::path(GRAFT_SHARED_DIR) / "bench/models" / m / "model.h5";
@@ -111,9 +118,7 @@ TEST_CASE("descriptor: h5 -> descriptor -> load runs exactly like the h5, and re
 
 TEST_CASE("descriptor: graph.json records versions, plan, ports and aligned weights", "[descriptor]") {
     auto reg = make_builtin_registry();
-    LoadOptions o;
-    o.registry = reg.get();
-    const Model m = load(graft_test::source_path("tests/fixtures/keras/batchnorm_conv/model.h5").string(), o);
+    const Model m = load_fixture("batchnorm_conv", *reg);
     TempDir tmp;
     descriptor::write(m.graph(), *reg, (tmp / "d").string());
     rapidjson::Document d;
@@ -141,10 +146,7 @@ TEST_CASE("descriptor: attributes of every type round-trip exactly, non-finite f
         OpSchema s;
         s.type = "AttrProbe";
         s.inputs = {"x"};
-        s.infer = [](const Operator& op) {
-            const Variable& x = *op.input("x");
-            return std::vector<std::pair<std::string, TensorType>>{{"y", {x.order(), x.shape()}}};
-        };
+        s.infer = infer_like_x;
         reg->add_op(std::move(s));
     }
     Graph g;
@@ -196,9 +198,7 @@ TEST_CASE("descriptor: attributes of every type round-trip exactly, non-finite f
 TEST_CASE("descriptor: a missing plugin is named once, with its file", "[descriptor][errors]") {
     auto reg = make_builtin_registry();
     graft::load_plugin((fs::path(GRAFT_PLUGIN_DIR) / "libgraft_channel_swish.so").string(), *reg);
-    LoadOptions o;
-    o.registry = reg.get();
-    const Model m = load(graft_test::source_path("tests/fixtures/keras/custom_channel_swish/model.h5").string(), o);
+    const Model m = load_fixture("custom_channel_swish", *reg);
     TempDir tmp;
     descriptor::write(m.graph(), *reg, (tmp / "d").string());
     auto plain = make_builtin_registry();
@@ -228,9 +228,7 @@ TEST_CASE("descriptor: a missing plugin is named once, with its file", "[descrip
 
 TEST_CASE("descriptor: damage is refused with a typed error", "[descriptor][errors]") {
     auto reg = make_builtin_registry();
-    LoadOptions o;
-    o.registry = reg.get();
-    const Model m = load((fs::path(GRAFT_SOURCE_DIR) / "tests/fixtures/keras/batchnorm_dense/model.h5").string(), o);
+    const Model m = load_fixture("batchnorm_dense", *reg);
     TempDir tmp;
     const auto dir = tmp / "d";
     auto fresh = [&] {
@@ -300,15 +298,15 @@ TEST_CASE("descriptor: damage is refused with a typed error", "[descriptor][erro
     }
     SECTION("graft::load reports the same errors") {
         edit_json(dir, [](auto& d) { d["format_version"].SetInt(2); });
+        LoadOptions o;
+        o.registry = reg.get();
         CHECK_THROWS_AS(load(dir.string(), o), descriptor::VersionError);
     }
 }
 
 TEST_CASE("descriptor: writing is atomic and never clobbers other directories", "[descriptor][errors]") {
     auto reg = make_builtin_registry();
-    LoadOptions o;
-    o.registry = reg.get();
-    const Model m = load((fs::path(GRAFT_SOURCE_DIR) / "tests/fixtures/keras/batchnorm_dense/model.h5").string(), o);
+    const Model m = load_fixture("batchnorm_dense", *reg);
     TempDir tmp;
     // a missing parent directory: IOError, nothing created
     CHECK_THROWS_AS(descriptor::write(m.graph(), *reg, (tmp / "no/such/dir").string()), IOError);

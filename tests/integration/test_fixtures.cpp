@@ -14,27 +14,9 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
-namespace fs = std::filesystem;
-using graft_test::source_path;
+using namespace graft_test;
 
 namespace {
-
-std::vector<fs::path> fixture_cases() {
-    std::vector<fs::path> cases;
-    const auto root = source_path("tests/fixtures/keras");
-    if (fs::is_directory(root))
-        for (const auto& entry : fs::directory_iterator(root))
-            if (fs::is_regular_file(entry.path() / "manifest.json")) cases.push_back(entry.path());
-    std::sort(cases.begin(), cases.end());
-    return cases;
-}
-
-rapidjson::Document read_manifest(const fs::path& dir) {
-    rapidjson::Document doc;
-    doc.Parse(graft_test::read_text(dir / "manifest.json").c_str());
-    if (doc.HasParseError() || !doc.IsObject()) FAIL("cannot parse " << (dir / "manifest.json"));
-    return doc;
-}
 
 std::string str(const rapidjson::Value& v, const char* key) { return v[key].GetString(); }
 
@@ -51,7 +33,7 @@ void check_case(const fs::path& dir, const rapidjson::Document& man, int opt_lev
 
     std::map<std::string, graft::Tensor> inputs;
     for (const auto& in : man["inputs"].GetArray())
-        inputs[str(in, "name")] = graft_test::load_npy(dir / str(in, "file"));
+        inputs[str(in, "name")] = load_npy(dir / str(in, "file"));
     const auto outputs = loaded.run(inputs);
 
     const double atol = man["atol"].GetDouble(), rtol = man["rtol"].GetDouble();
@@ -61,8 +43,8 @@ void check_case(const fs::path& dir, const rapidjson::Document& man, int opt_lev
         INFO("output " << name);
         REQUIRE(outputs.count(name) == 1);
         const auto& got = outputs.at(name);
-        const auto ref = graft_test::load_npy(dir / str(out, "file"));
-        const auto c = graft_test::compare(got, ref, atol, rtol);
+        const auto ref = load_npy(dir / str(out, "file"));
+        const auto c = compare(got, ref, atol, rtol);
         INFO("shape " << graft::shape_str(got.shape()) << ", reference " << graft::shape_str(ref.shape()));
         INFO(c.num_off << " values off, first at flat index " << c.first_off << ", max abs err " << c.max_abs_err);
         CHECK(c.ok());
@@ -74,7 +56,7 @@ void check_case(const fs::path& dir, const rapidjson::Document& man, int opt_lev
 }  // namespace
 
 TEST_CASE("fixtures: every Keras fixture matches its tfjs reference", "[fixtures][integration]") {
-    const auto cases = fixture_cases();
+    const auto cases = fixture_dirs();
     // The fixtures are committed: none found means a broken checkout or a wrong path.
     REQUIRE_FALSE(cases.empty());
     for (const auto& dir : cases) {

@@ -16,14 +16,11 @@
 #include "graft/verify.hpp"
 #include "support.hpp"
 
-namespace fs = std::filesystem;
-using graft_test::run_cli;
-using graft_test::source_path;
-using graft_test::TempDir;
+using namespace graft_test;
 
 namespace {
 
-const fs::path kFx = source_path("tests/fixtures/keras");
+const fs::path kFx = fixture();
 
 /// The model_config of a fixture's model.h5 with the first `n` occurrences of `from` replaced,
 /// written as a model.to_json() file (the .h5 then serves as the weights file).
@@ -40,50 +37,56 @@ fs::path edited_config(const TempDir& dir, const std::string& fixture, const std
     return out;
 }
 
+/// A fixture whose config is edited as edited_config does, weights from its model.h5.
+struct EditedFixture {
+    TempDir dir;
+    fs::path config;
+    graft::keras::Options options;
+
+    EditedFixture(const std::string& fixture, const std::string& from, const std::string& to, int n)
+        : config(edited_config(dir, fixture, from, to, n)) {
+        options.weights_path = (kFx / fixture / "model.h5").string();
+    }
+    /// The pre-flight check of the edited model.
+    graft::keras::CheckReport check() const {
+        return graft::keras::check_model(config.string(), graft::default_registry(), options);
+    }
+};
+
 std::map<std::string, graft::Tensor> npys(const fs::path& dir, std::initializer_list<std::pair<const char*, const char*>> files) {
     std::map<std::string, graft::Tensor> m;
-    for (auto& [name, file] : files) m[name] = graft_test::load_npy(dir / file);
+    for (auto& [name, file] : files) m[name] = load_npy(dir / file);
     return m;
 }
 
 }  // namespace
 
 TEST_CASE("keras: stateful recurrent layers are refused, all of them at once, with their names", "[keras][check]") {
-    TempDir dir;
     // rnn_lstm: lstm_1 and lstm_2 read the input directly, lstm_5 reads lstm_1.
-    const auto cfg = edited_config(dir, "rnn_lstm", "\"stateful\": false", "\"stateful\": true", 2);
-    graft::keras::Options o;
-    o.weights_path = (kFx / "rnn_lstm" / "model.h5").string();
-    const auto r = graft::keras::check_model(cfg.string(), graft::default_registry(), o);
+    const EditedFixture fx("rnn_lstm", "\"stateful\": false", "\"stateful\": true", 2);
+    const auto r = fx.check();
     REQUIRE(r.findings.size() == 2);
     CHECK(r.findings[0].layer == "lstm_1");
     CHECK(r.findings[1].layer == "lstm_2");
     CHECK(r.findings[0].message.find("stateful") != std::string::npos);
     CHECK(r.unchecked.size() == 2);  // lstm_5 after lstm_1; lstm2_y_h_c after lstm_2
     graft::LoadOptions lo;
-    lo.weights_path = o.weights_path;
-    REQUIRE_THROWS_AS(graft::load(cfg.string(), lo), graft::UnsupportedError);
-    REQUIRE_THROWS_WITH(graft::load(cfg.string(), lo),
+    lo.weights_path = fx.options.weights_path;
+    REQUIRE_THROWS_AS(graft::load(fx.config.string(), lo), graft::UnsupportedError);
+    REQUIRE_THROWS_WITH(graft::load(fx.config.string(), lo),
                         Catch::Contains("2 layers cannot be converted") && Catch::Contains("'lstm_1' (LSTM)") &&
                             Catch::Contains("'lstm_2' (LSTM)") && Catch::Contains("stateful"));
 }
 
 TEST_CASE("keras: unsupported wrapped layers and options inside nested models are named by path", "[keras][check]") {
-    TempDir dir;
     // nested_models: the BatchNormalization inside sequential_1 becomes an unknown class.
-    const auto cfg = edited_config(dir, "nested_models", "\"BatchNormalization\"", "\"FancyNorm\"", 1);
-    graft::keras::Options o;
-    o.weights_path = (kFx / "nested_models" / "model.h5").string();
-    const auto r = graft::keras::check_model(cfg.string(), graft::default_registry(), o);
+    const auto r = EditedFixture("nested_models", "\"BatchNormalization\"", "\"FancyNorm\"", 1).check();
     REQUIRE(r.findings.size() == 1);
     CHECK(r.findings[0].layer == "sequential_1/batch_normalization_1");
     CHECK(r.findings[0].class_name == "FancyNorm");
 
     // time_distributed: a wrapped layer whose class has no handler.
-    TempDir dir2;
-    const auto cfg2 = edited_config(dir2, "time_distributed", "\"class_name\": \"Conv2D\"", "\"class_name\": \"FancyConv\"", 1);
-    o.weights_path = (kFx / "time_distributed" / "model.h5").string();
-    const auto r2 = graft::keras::check_model(cfg2.string(), graft::default_registry(), o);
+    const auto r2 = EditedFixture("time_distributed", "\"class_name\": \"Conv2D\"", "\"class_name\": \"FancyConv\"", 1).check();
     REQUIRE(r2.findings.size() == 1);
     CHECK(r2.findings[0].layer == "time_distributed_2");
     CHECK(r2.findings[0].message.find("FancyConv") != std::string::npos);

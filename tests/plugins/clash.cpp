@@ -10,10 +10,7 @@ void clash(graft::Registry& r) {
     graft::OpSchema s;
     s.type = "ClashOp";
     s.inputs = {"x"};
-    s.infer = [](const graft::Operator& op) {
-        const graft::Variable& x = *op.input("x");
-        return std::vector<std::pair<std::string, graft::TensorType>>{{"y", {x.order(), x.shape()}}};
-    };
+    s.infer = graft::infer_like_x;
     r.add_op(std::move(s));
 #ifdef CLASH_WITH_BUILTIN
     r.add_converter("keras", "Dense", [](graft::LayerContext&) {});

@@ -1,9 +1,11 @@
-// tests/unit/isa_support.hpp - running a kernel test on every instruction set this CPU supports.
+// tests/unit/isa_support.hpp - running a kernel test on every instruction set this CPU supports,
+// and the names the GEMM-level tests (test_gemm, test_gemv, test_winograd) share.
 #pragma once
 
 #include <vector>
 
 #include "cpu/gemm/gemm.hpp"
+#include "kernel_ref.hpp"
 
 namespace graft_test {
 
@@ -23,3 +25,14 @@ struct IsaGuard {
 };
 
 }  // namespace graft_test
+
+/// `using namespace gemm_test;` in the GEMM-level tests.
+namespace gemm_test {
+namespace gg = graft::cpu::gemm;
+namespace kern = graft::cpu;
+using graft_test::IsaGuard;
+using graft_test::isas;
+using kernel_ref::act_ref;
+using kernel_ref::i64;
+using kernel_ref::rand_vec;
+}  // namespace gemm_test

@@ -1,5 +1,6 @@
-// tests/unit/kernel_ref.hpp - what the kernel tests share: random inputs, the closeness check
-// and double-precision reference activations written from their Keras definitions.
+// tests/unit/kernel_ref.hpp - what the kernel tests share: random inputs, the closeness check,
+// double-precision reference convolution and pooling loops and reference activations written
+// from their Keras definitions.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -26,14 +27,17 @@ inline std::mt19937& rng() {
     return g;
 }
 
-inline fvec rand_vec(i64 n, float lo = -1.f, float hi = 1.f) {
+/// n floats uniform in [lo, hi) from g (tests that keep their own seed pass their generator).
+inline fvec rand_vec(std::mt19937& g, i64 n, float lo = -1.f, float hi = 1.f) {
     std::uniform_real_distribution<float> d(lo, hi);
     fvec v(static_cast<std::size_t>(n));
-    for (auto& e : v) e = d(rng());
+    for (auto& e : v) e = d(g);
     return v;
 }
+inline fvec rand_vec(i64 n, float lo = -1.f, float hi = 1.f) { return rand_vec(rng(), n, lo, hi); }
 
-inline int rand_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng()); }
+inline int rand_int(std::mt19937& g, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); }
+inline int rand_int(int lo, int hi) { return rand_int(rng(), lo, hi); }
 
 /// Largest error relative to max(1, |ref|); reports the first offending index.
 inline void check_close(const fvec& got, const dvec& ref, double tol = 1e-5, const std::string& what = "") {
@@ -50,6 +54,97 @@ inline void check_close(const fvec& got, const dvec& ref, double tol = 1e-5, con
     INFO(what << " worst relative error " << worst << " at " << at << " (got "
               << (got.empty() ? 0.f : got[at]) << ", want " << (ref.empty() ? 0.0 : ref[at]) << ")");
     CHECK(worst <= tol);
+}
+
+// ---------------------------------------------------------------- reference windows
+
+/// One spatial axis of a sliding window: input size, kernel size, stride, dilation, leading pad,
+/// output size.
+struct Axis {
+    i64 in, k, stride, dil, pad, out;
+};
+using Axes = std::vector<Axis>;
+
+inline i64 in_positions(const Axes& axes) {
+    i64 n = 1;
+    for (const Axis& a : axes) n *= a.in;
+    return n;
+}
+inline i64 out_positions(const Axes& axes) {
+    i64 n = 1;
+    for (const Axis& a : axes) n *= a.out;
+    return n;
+}
+
+/// Calls f(o, i, t) for every output position o and, in order, every kernel tap t whose input
+/// position i (per axis o * stride - pad + t * dil) lies inside the input; o, i and t are
+/// row-major over the axes.
+template <class F>
+void for_each_tap(const Axes& axes, F&& f) {
+    i64 taps = 1;
+    for (const Axis& a : axes) taps *= a.k;
+    for (i64 o = 0, outs = out_positions(axes); o < outs; ++o)
+        for (i64 t = 0; t < taps; ++t) {
+            i64 i = 0, stride = 1, orest = o, trest = t;
+            bool inside = true;
+            for (std::size_t ax = axes.size(); inside && ax-- > 0;) {
+                const Axis& a = axes[ax];
+                const i64 at = (orest % a.out) * a.stride - a.pad + (trest % a.k) * a.dil;
+                orest /= a.out, trest /= a.k;
+                inside = at >= 0 && at < a.in;
+                i += at * stride, stride *= a.in;
+            }
+            if (inside) f(o, i, t);
+        }
+}
+
+/// Direct convolution in double, channels last: x (n, *in, cin), w (*k, cin / groups, cout) and an
+/// optional bias -> (n, *out, cout), before any activation. groups == cin is a depthwise
+/// convolution with multiplier cout / cin (Keras' depthwise kernel (*k, cin, mult) is that layout).
+inline dvec conv_nd_ref(const fvec& x, const fvec& w, const float* bias, i64 n, i64 cin, i64 cout, const Axes& axes,
+                        i64 groups = 1) {
+    const i64 I = in_positions(axes), O = out_positions(axes), cin_g = cin / groups, cout_g = cout / groups;
+    dvec y(static_cast<std::size_t>(n * O * cout));
+    for (i64 b = 0; b < n; ++b) {
+        for (i64 o = 0; o < O; ++o)
+            for (i64 co = 0; co < cout; ++co) y[static_cast<std::size_t>((b * O + o) * cout + co)] = bias ? bias[co] : 0.0;
+        for_each_tap(axes, [&](i64 o, i64 i, i64 t) {
+            for (i64 co = 0; co < cout; ++co) {
+                const i64 c0 = co / cout_g * cin_g;
+                double& s = y[static_cast<std::size_t>((b * O + o) * cout + co)];
+                for (i64 c = 0; c < cin_g; ++c)
+                    s += static_cast<double>(x[static_cast<std::size_t>((b * I + i) * cin + c0 + c)]) *
+                         w[static_cast<std::size_t>((t * cin_g + c) * cout + co)];
+            }
+        });
+    }
+    return y;
+}
+
+/// Max or average pooling in double, channels last: x (n, *in, c) -> (n, *out, c); averages count
+/// only the taps inside the input (0 where there are none).
+inline dvec pool_nd_ref(const fvec& x, i64 n, i64 c, const Axes& axes, bool max) {
+    const i64 I = in_positions(axes), O = out_positions(axes);
+    dvec y(static_cast<std::size_t>(n * O * c), max ? -std::numeric_limits<double>::infinity() : 0.0);
+    std::vector<int> count(static_cast<std::size_t>(O));
+    for (i64 b = 0; b < n; ++b) {
+        std::fill(count.begin(), count.end(), 0);
+        for_each_tap(axes, [&](i64 o, i64 i, i64) {
+            for (i64 ch = 0; ch < c; ++ch) {
+                double& acc = y[static_cast<std::size_t>((b * O + o) * c + ch)];
+                const double v = x[static_cast<std::size_t>((b * I + i) * c + ch)];
+                acc = max ? std::max(acc, v) : acc + v;
+            }
+            ++count[static_cast<std::size_t>(o)];
+        });
+        for (i64 o = 0; o < O; ++o)
+            for (i64 ch = 0; ch < c; ++ch) {
+                double& acc = y[static_cast<std::size_t>((b * O + o) * c + ch)];
+                const int k = count[static_cast<std::size_t>(o)];
+                acc = k == 0 ? 0.0 : (max ? acc : acc / k);
+            }
+    }
+    return y;
 }
 
 // ---------------------------------------------------------------- reference activations

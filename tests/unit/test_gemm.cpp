@@ -14,26 +14,9 @@
 
 #include "isa_support.hpp"
 
-namespace gg = graft::cpu::gemm;
-using graft_test::IsaGuard;
-using graft_test::isas;
-namespace kern = graft::cpu;
-using i64 = std::int64_t;
+using namespace gemm_test;
 
 namespace {
-
-std::vector<float> rnd(std::size_t n, std::mt19937& rng) {
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
-double act_ref(double v, kern::Act a) {
-    if (a == kern::Act::relu) return v > 0 ? v : 0;
-    if (a == kern::Act::tanh) return std::tanh(v);
-    return v;
-}
 
 struct Case {
     i64 M, N, K;
@@ -43,11 +26,11 @@ struct Case {
 
 void check_gemm(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const i64 lda = c.K + 3, ldb = c.N + 5, ldc = c.N + 2, ldr = c.N + 1;
-    auto A = rnd(static_cast<std::size_t>(c.M * lda), rng);
-    auto B = rnd(static_cast<std::size_t>(c.K * ldb), rng);
-    auto bias = rnd(static_cast<std::size_t>(c.N), rng);
-    auto R = rnd(static_cast<std::size_t>(c.M * ldr), rng);
-    auto C = rnd(static_cast<std::size_t>(c.M * ldc), rng);
+    auto A = rand_vec(rng, c.M * lda);
+    auto B = rand_vec(rng, c.K * ldb);
+    auto bias = rand_vec(rng, c.N);
+    auto R = rand_vec(rng, c.M * ldr);
+    auto C = rand_vec(rng, c.M * ldc);
     const auto C0 = C;
     std::vector<float> packed;
     gg::BMatrix bm;
@@ -77,7 +60,7 @@ void check_gemm(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) 
                 mag += std::fabs(static_cast<double>(A[m * lda + k]) * B[k * ldb + n]);
             }
             if (c.residual) s += R[m * ldr + n], mag += std::fabs(R[m * ldr + n]);
-            const double want = act_ref(s, c.act);
+            const double want = act_ref(s, {c.act});
             const double err = std::fabs(C[m * ldc + n] - want) / (1e-6 + 1e-5 * mag);
             if (err > worst) worst = err;
         }
@@ -136,10 +119,10 @@ TEST_CASE("thread pool: runs every index exactly once, repeatedly", "[gemm]") {
 namespace {
 
 void check_conv(const kern::Conv2DParams& p, bool bias_on, kern::Act a, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
-    auto x = rnd(static_cast<std::size_t>(p.n * p.h * p.w * p.cin), rng);
+    auto x = rand_vec(rng, p.n * p.h * p.w * p.cin);
     const i64 K = p.kh * p.kw * p.cin;
-    auto w = rnd(static_cast<std::size_t>(K * p.cout), rng);
-    auto b = rnd(static_cast<std::size_t>(p.cout), rng);
+    auto w = rand_vec(rng, K * p.cout);
+    auto b = rand_vec(rng, p.cout);
     std::vector<float> y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout), 7.f);
     auto packed = gg::pack_b(w.data(), p.cout, K, p.cout);
     gg::BMatrix bm;
@@ -168,7 +151,7 @@ void check_conv(const kern::Conv2DParams& p, bool bias_on, kern::Act a, std::mt1
                             }
                         }
                     const double got = y[((n * p.oh + oy) * p.ow + ox) * p.cout + co];
-                    worst = std::max(worst, std::fabs(got - act_ref(s, a)) / (1e-6 + 1e-5 * mag));
+                    worst = std::max(worst, std::fabs(got - act_ref(s, {a})) / (1e-6 + 1e-5 * mag));
                 }
     INFO("conv " << p.n << "x" << p.h << "x" << p.w << "x" << p.cin << " k" << p.kh << "x" << p.kw << " s" << p.stride_h
                  << " d" << p.dil_h << " cout " << p.cout);

@@ -15,20 +15,9 @@
 
 #include "isa_support.hpp"
 
-namespace gg = graft::cpu::gemm;
-using graft_test::IsaGuard;
-using graft_test::isas;
-namespace kern = graft::cpu;
-using i64 = std::int64_t;
+using namespace gemm_test;
 
 namespace {
-
-std::vector<float> rnd(i64 n, std::mt19937& rng) {
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& x : v) x = d(rng);
-    return v;
-}
 
 enum class Layout { blocks, panels, via_gemm };
 
@@ -40,8 +29,8 @@ struct Case {
 
 void check(const Case& c, Layout layout, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const i64 ldw = c.N + 3;
-    const auto w = rnd(c.K * ldw, rng), a = rnd(c.K, rng), bias = rnd(c.N, rng), res = rnd(c.N, rng);
-    auto y = rnd(c.N + 1, rng);  // y[N] is a guard
+    const auto w = rand_vec(rng, c.K * ldw), a = rand_vec(rng, c.K), bias = rand_vec(rng, c.N), res = rand_vec(rng, c.N);
+    auto y = rand_vec(rng, c.N + 1);  // y[N] is a guard
     const auto y0 = y;
     kern::ActParams act{c.act};
     gg::Epilogue e;
@@ -73,8 +62,7 @@ void check(const Case& c, Layout layout, std::mt19937& rng, graft::cpu::ThreadPo
             mag += std::fabs(static_cast<double>(a[k]) * w[k * ldw + n]);
         }
         if (c.residual) s += res[n], mag += std::fabs(res[n]);
-        if (c.act == kern::Act::relu) s = s > 0 ? s : 0;
-        if (c.act == kern::Act::tanh) s = std::tanh(s);
+        s = act_ref(s, {c.act});
         worst = std::max(worst, std::fabs(y[n] - s) / (1e-6 + 1e-5 * mag));
     }
     INFO("layout " << int(layout) << " N=" << c.N << " K=" << c.K << " bias=" << c.bias << " acc=" << c.accumulate

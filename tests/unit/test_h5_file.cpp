@@ -39,11 +39,22 @@ struct TempDir {
     std::string file(const std::string& name) const { return (dir / name).string(); }
 };
 
+/// `obj` has no attribute `name` (or `obj` does not exist): every attribute query says so
+/// without failing.
+void check_no_attribute(const File& f, const std::string& obj, const std::string& name) {
+    INFO(obj << " has no attribute " << name);
+    CHECK_FALSE(f.has_attribute(obj, name));
+    CHECK_FALSE(f.string_attribute(obj, name));
+    CHECK_FALSE(f.string_list_attribute(obj, name));
+}
+
 // Writes test files with the HDF5 C API. Every id is closed before the next call returns.
 class Writer {
 public:
-    explicit Writer(const std::string& path) {
-        file_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    enum Mode { create, append };
+    explicit Writer(const std::string& path, Mode mode = create) {
+        file_ = mode == create ? H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)
+                               : H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
         REQUIRE(file_ >= 0);
     }
     ~Writer() { H5Fclose(file_); }
@@ -89,12 +100,10 @@ public:
                        std::size_t width, H5T_str_t pad = H5T_STR_NULLPAD, bool scalar = false) {
         std::string buf(v.size() * width, pad == H5T_STR_SPACEPAD ? ' ' : '\0');
         for (std::size_t i = 0; i < v.size(); ++i) buf.replace(i * width, v[i].size(), v[i]);
-        hid_t t = H5Tcopy(H5T_C_S1);
-        H5Tset_size(t, width);
-        H5Tset_strpad(t, pad);
-        std::vector<hsize_t> dims{v.size()};
-        attr(obj, name, t, scalar ? nullptr : &dims, t, buf.data());
-        H5Tclose(t);
+        strings(obj, name, v.size(), scalar, buf.data(), [&](hid_t t) {
+            H5Tset_size(t, width);
+            H5Tset_strpad(t, pad);
+        });
     }
 
     // What h5py writes for str: variable-length strings (UTF-8 by default).
@@ -102,17 +111,26 @@ public:
                       bool scalar, H5T_cset_t cset = H5T_CSET_UTF8) {
         std::vector<const char*> ptrs;
         for (const auto& s : v) ptrs.push_back(s.c_str());
-        hid_t t = H5Tcopy(H5T_C_S1);
-        H5Tset_size(t, H5T_VARIABLE);
-        H5Tset_cset(t, cset);
-        std::vector<hsize_t> dims{v.size()};
-        attr(obj, name, t, scalar ? nullptr : &dims, t, ptrs.data());
-        H5Tclose(t);
+        strings(obj, name, v.size(), scalar, ptrs.data(), [&](hid_t t) {
+            H5Tset_size(t, H5T_VARIABLE);
+            H5Tset_cset(t, cset);
+        });
     }
 
     hid_t id() const { return file_; }
 
 private:
+    // n strings at `data` (scalar: one) in a copy of H5T_C_S1 that `set_type` adjusts.
+    template <class SetType>
+    void strings(const std::string& obj, const std::string& name, std::size_t n, bool scalar, const void* data,
+                 SetType set_type) {
+        hid_t t = H5Tcopy(H5T_C_S1);
+        set_type(t);
+        std::vector<hsize_t> dims{n};
+        attr(obj, name, t, scalar ? nullptr : &dims, t, data);
+        H5Tclose(t);
+    }
+
     hid_t file_ = -1;
 };
 
@@ -152,9 +170,8 @@ TEST_CASE("h5::File reads fixed-length NUL-padded string lists", "[h5]") {
     CHECK(*f.string_list_attribute("/model_weights/dense_1", "weight_names") ==
           std::vector<std::string>{"dense_1/kernel:0", "dense_1/bias:0"});
     CHECK(*f.string_attribute("/", "keras_version") == "2.4.0");
-    CHECK_FALSE(f.string_list_attribute("/model_weights", "absent"));
-    CHECK_FALSE(f.string_attribute("/model_weights", "absent"));
-    CHECK_FALSE(f.string_attribute("/no/such/object", "layer_names"));
+    check_no_attribute(f, "/model_weights", "absent");
+    check_no_attribute(f, "/no/such/object", "layer_names");
 }
 
 TEST_CASE("h5::File reads variable-length UTF-8 strings", "[h5]") {
@@ -211,10 +228,10 @@ TEST_CASE("h5::File string lists: empty, split and non-string", "[h5]") {
     CHECK(f.string_list_attribute("/g", "empty")->empty());
     CHECK(*f.string_list_attribute("/g", "split") == std::vector<std::string>{"a", "bb", "ccc", "d"});
     CHECK(*f.string_list_attribute("/g", "gap") == std::vector<std::string>{"a"});
-    CHECK_FALSE(f.string_list_attribute("/g", "nothing"));
+    check_no_attribute(f, "/g", "nothing");
     CHECK(f.has_attribute("/g", "split0"));
     CHECK_FALSE(f.has_attribute("/g", "split"));
-    CHECK_FALSE(f.has_attribute("/missing/deeper", "split0"));
+    check_no_attribute(f, "/missing/deeper", "split0");
     CHECK_THROWS_AS(f.string_list_attribute("/g", "nums"), graft::FormatError);
     CHECK_THROWS_WITH(f.string_list_attribute("/g", "nums"),
                       Contains("lists.h5: /g: attribute \"nums\" is a float array of 2 elements") &&
@@ -226,27 +243,16 @@ TEST_CASE("h5::File reads float datasets as float32", "[h5]") {
     TempDir tmp;
     const std::string path = write_model(tmp);
     {  // extra datasets: a scalar and a float16 array (h5py's half type)
-        hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-        REQUIRE(file >= 0);
-        hid_t sp = H5Screate(H5S_SCALAR);
-        hid_t ds = H5Dcreate2(file, "/scalar", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        Writer w(path, Writer::append);
         const double v = 7.5;
-        H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v);
-        H5Dclose(ds);
-        H5Sclose(sp);
+        w.dataset("/scalar", {}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, true);
         hid_t half = H5Tcopy(H5T_IEEE_F32LE);
         H5Tset_fields(half, 15, 10, 5, 0, 10);
         H5Tset_size(half, 2);
         H5Tset_ebias(half, 15);
-        hsize_t n = 3;
-        sp = H5Screate_simple(1, &n, nullptr);
-        ds = H5Dcreate2(file, "/half", half, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         const std::uint16_t bits[3] = {0x3C00, 0xC000, 0x3800};  // 1, -2, 0.5
-        H5Dwrite(ds, half, H5S_ALL, H5S_ALL, H5P_DEFAULT, bits);
-        H5Dclose(ds);
-        H5Sclose(sp);
+        w.dataset("/half", {3}, half, half, bits);
         H5Tclose(half);
-        H5Fclose(file);
     }
     File f = File::open(path);
     auto k = f.read_floats("/model_weights/dense_1/dense_1/kernel:0");
@@ -353,25 +359,17 @@ TEST_CASE("h5::File reads dense groups, string arrays and rejects corrupt string
         H5Pclose(fapl);
     }
     {
-        hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        Writer w(path, Writer::append);
         // an H5T_ARRAY of two variable-length strings
         hid_t s = H5Tcopy(H5T_C_S1);
         H5Tset_size(s, H5T_VARIABLE);
         hsize_t two = 2;
         hid_t arr = H5Tarray_create2(s, 1, &two);
-        hid_t sp = H5Screate(H5S_SCALAR);
-        hid_t a = H5Acreate2(file, "arr", arr, sp, H5P_DEFAULT, H5P_DEFAULT);
         const char* v[2] = {"first", "second"};
-        H5Awrite(a, arr, v);
-        H5Aclose(a);
-        a = H5Acreate2(file, "cfg", s, sp, H5P_DEFAULT, H5P_DEFAULT);
-        const char* cfg = "{\"config\": 1}";
-        H5Awrite(a, s, &cfg);
-        H5Aclose(a);
-        H5Sclose(sp);
+        w.attr("/", "arr", arr, nullptr, arr, v);
         H5Tclose(arr);
         H5Tclose(s);
-        H5Fclose(file);
+        w.vlen_strings("/", "cfg", {"{\"config\": 1}"}, true, H5T_CSET_ASCII);
     }
     {
         File f = File::open(path);
@@ -429,28 +427,35 @@ TEST_CASE("h5::File path queries never fail on missing intermediate links", "[h5
         H5Fclose(file);
     }
     File f = File::open(path);
-    CHECK(f.has_group("/"));
-    CHECK(f.has_group(""));
-    CHECK(f.has_group("/model_weights"));
-    CHECK(f.has_group("/model_weights/lstm/lstm/lstm_cell"));
-    CHECK_FALSE(f.has_group("/a/b/c"));
-    CHECK_FALSE(f.has_dataset("/a/b/c"));
-    CHECK_FALSE(f.has_group("/model_weights/missing/deeper/still"));
-    CHECK_FALSE(f.has_group("/model_weights/ints/below"));  // intermediate is a dataset
-    CHECK_FALSE(f.has_dataset("/model_weights/ints/below"));
-    CHECK_FALSE(f.has_group("/model_weights/ints"));
-    CHECK(f.has_dataset("/model_weights/ints"));
-    CHECK(f.has_dataset("/model_weights/lstm/lstm/lstm_cell/kernel:0"));
-    CHECK_FALSE(f.has_dataset(std::string("/model_weights/ints\0x", 22)));
-    CHECK_FALSE(f.has_dataset("/soft"));
-    CHECK_FALSE(f.has_dataset("/ext"));
+    const struct {
+        std::string path;
+        bool group, dataset;
+    } queries[] = {
+        {"/", true, false},
+        {"", true, false},
+        {"/model_weights", true, false},
+        {"/model_weights/lstm/lstm/lstm_cell", true, false},
+        {"/a/b/c", false, false},
+        {"/model_weights/missing/deeper/still", false, false},
+        {"/model_weights/ints/below", false, false},  // intermediate is a dataset
+        {"/model_weights/ints", false, true},
+        {"/model_weights/lstm/lstm/lstm_cell/kernel:0", false, true},
+        {std::string("/model_weights/ints\0x", 22), false, false},
+        {"/soft", false, false},
+        {"/ext", false, false},
+    };
+    for (const auto& q : queries) {
+        INFO(q.path);
+        CHECK(f.has_group(q.path) == q.group);
+        CHECK(f.has_dataset(q.path) == q.dataset);
+    }
     CHECK(f.children("/") == std::vector<std::string>{"model_weights"});  // links are skipped
     CHECK(f.children("/model_weights") == std::vector<std::string>{"dense_1", "ints", "lstm"});
     CHECK(f.children("/model_weights/dense_1/dense_1") == std::vector<std::string>{"bias:0", "kernel:0"});
     CHECK_THROWS_WITH(f.children("/nope/x"), Contains("model.h5: /nope/x: missing, expected a group"));
     CHECK(f.has_attribute("/model_weights", "layer_names"));
-    CHECK_FALSE(f.has_attribute("/model_weights", "nope"));
-    CHECK_FALSE(f.has_attribute("/nope/x", "layer_names"));
+    check_no_attribute(f, "/model_weights", "nope");
+    check_no_attribute(f, "/nope/x", "layer_names");
 }
 
 TEST_CASE("h5::File::open reports missing, non-HDF5 and truncated files", "[h5]") {

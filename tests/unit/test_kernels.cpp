@@ -39,47 +39,15 @@ i64 out_size(i64 in, i64 k, i64 stride, i64 dil, i64 pad_lo, i64 pad_hi) {
 }
 
 dvec conv_ref(const fvec& x, const fvec& w, const float* b, const Conv2DParams& p, const ActParams& a) {
-    dvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout));
-    for (i64 n = 0; n < p.n; ++n)
-        for (i64 oh = 0; oh < p.oh; ++oh)
-            for (i64 ow = 0; ow < p.ow; ++ow)
-                for (i64 co = 0; co < p.cout; ++co) {
-                    double s = b ? b[co] : 0.0;
-                    for (i64 kh = 0; kh < p.kh; ++kh)
-                        for (i64 kw = 0; kw < p.kw; ++kw) {
-                            const i64 ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-                            const i64 iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
-                            if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-                            for (i64 ci = 0; ci < p.cin; ++ci)
-                                s += static_cast<double>(x[((n * p.h + ih) * p.w + iw) * p.cin + ci]) *
-                                     w[((kh * p.kw + kw) * p.cin + ci) * p.cout + co];
-                        }
-                    y[((n * p.oh + oh) * p.ow + ow) * p.cout + co] = act_ref(s, a);
-                }
+    const Axes axes{{p.h, p.kh, p.stride_h, p.dil_h, p.pad_top, p.oh}, {p.w, p.kw, p.stride_w, p.dil_w, p.pad_left, p.ow}};
+    dvec y = conv_nd_ref(x, w, b, p.n, p.cin, p.cout, axes);
+    for (double& v : y) v = act_ref(v, a);
     return y;
 }
 
 dvec pool_ref(const fvec& x, const PoolParams& p, bool max) {
-    dvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.c));
-    for (i64 n = 0; n < p.n; ++n)
-        for (i64 oh = 0; oh < p.oh; ++oh)
-            for (i64 ow = 0; ow < p.ow; ++ow)
-                for (i64 c = 0; c < p.c; ++c) {
-                    double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
-                    int count = 0;
-                    for (i64 kh = 0; kh < p.kh; ++kh)
-                        for (i64 kw = 0; kw < p.kw; ++kw) {
-                            const i64 ih = oh * p.stride_h - p.pad_top + kh;
-                            const i64 iw = ow * p.stride_w - p.pad_left + kw;
-                            if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-                            const double v = x[((n * p.h + ih) * p.w + iw) * p.c + c];
-                            acc = max ? std::max(acc, v) : acc + v;
-                            ++count;
-                        }
-                    y[((n * p.oh + oh) * p.ow + ow) * p.c + c] =
-                        count == 0 ? 0.0 : (max ? acc : acc / count);
-                }
-    return y;
+    return pool_nd_ref(x, p.n, p.c, {{p.h, p.kh, p.stride_h, 1, p.pad_top, p.oh}, {p.w, p.kw, p.stride_w, 1, p.pad_left, p.ow}},
+                       max);
 }
 
 }  // namespace

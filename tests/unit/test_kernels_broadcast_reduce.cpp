@@ -12,21 +12,30 @@
 #include "graft/graft.hpp"
 #include "graft_rt/binary.hpp"
 #include "graft_rt/reduce.hpp"
+#include "kernel_ref.hpp"
 
 namespace {
 
-using i64 = std::int64_t;
+using kernel_ref::i64;
 
 std::mt19937& gen() {
     static std::mt19937 g(777);
     return g;
 }
-int rint(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen()); }
-std::vector<float> rvec(i64 n, float lo, float hi) {
-    std::uniform_real_distribution<float> d(lo, hi);
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (auto& x : v) x = d(gen());
-    return v;
+int rint(int lo, int hi) { return kernel_ref::rand_int(gen(), lo, hi); }
+std::vector<float> rvec(i64 n, float lo, float hi) { return kernel_ref::rand_vec(gen(), n, lo, hi); }
+
+i64 count(const std::vector<i64>& shape) {
+    i64 n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
+/// `rank` dimensions, each from 1 to max_dim.
+std::vector<i64> random_shape(int rank, int max_dim) {
+    std::vector<i64> shape(static_cast<std::size_t>(rank));
+    for (auto& d : shape) d = rint(1, max_dim);
+    return shape;
 }
 
 /// Row-major strides of `shape` taken in the axis order `perm` (memory order: perm[0] outermost).
@@ -51,9 +60,7 @@ std::vector<int> random_perm(int rank) {
 template <class F>
 void each_index(const std::vector<i64>& shape, F f) {
     std::vector<i64> idx(shape.size(), 0);
-    i64 n = 1;
-    for (auto d : shape) n *= d;
-    for (i64 k = 0; k < n; ++k) {
+    for (i64 k = 0, n = count(shape); k < n; ++k) {
         f(idx, k);
         for (std::size_t i = shape.size(); i-- > 0;) {
             if (++idx[i] < shape[i]) break;
@@ -74,8 +81,7 @@ TEST_CASE("graft_rt::binary: random shapes, broadcasts and layouts", "[kernels][
     using graft_rt::BinaryOp;
     for (int trial = 0; trial < 300; ++trial) {
         const int rank = rint(0, 5);
-        std::vector<i64> shape(static_cast<std::size_t>(rank));
-        for (auto& d : shape) d = rint(1, 4);
+        const std::vector<i64> shape = random_shape(rank, 4);
         // each input: per axis, full or broadcast (stride 0), in a random memory order
         std::vector<i64> as, bs;
         std::vector<float> a, b;
@@ -86,14 +92,10 @@ TEST_CASE("graft_rt::binary: random shapes, broadcasts and layouts", "[kernels][
             *in = strides_in(own, random_perm(rank));
             for (std::size_t i = 0; i < own.size(); ++i)
                 if (own[i] == 1) (*in)[i] = 0;
-            i64 n = 1;
-            for (auto d : own) n *= d;
-            (in == &as ? a : b) = rvec(n, 0.5f, 3.f);
+            (in == &as ? a : b) = rvec(count(own), 0.5f, 3.f);
         }
         const auto op = static_cast<BinaryOp>(rint(0, 8));
-        i64 n = 1;
-        for (auto d : shape) n *= d;
-        std::vector<float> y(static_cast<std::size_t>(n), -1.f);
+        std::vector<float> y(static_cast<std::size_t>(count(shape)), -1.f);
         graft_rt::binary(op, a.data(), b.data(), y.data(), shape.data(), as.data(), bs.data(), rank);
         each_index(shape, [&](const std::vector<i64>& idx, i64 k) {
             const double u = a[static_cast<std::size_t>(dot(idx, as))], v = b[static_cast<std::size_t>(dot(idx, bs))];
@@ -129,12 +131,10 @@ TEST_CASE("graft_rt::reduce and arg_reduce: random shapes, axes and layouts", "[
     using graft_rt::ReduceKind;
     for (int trial = 0; trial < 300; ++trial) {
         const int rank = rint(1, 5);
-        std::vector<i64> shape(static_cast<std::size_t>(rank));
-        for (auto& d : shape) d = rint(1, 5);
+        std::vector<i64> shape = random_shape(rank, 5);
         if (trial % 7 == 0) shape.back() = 300;  // more than one chunk of a row
         const std::vector<i64> xs = strides_in(shape, random_perm(rank));
-        i64 n = 1;
-        for (auto d : shape) n *= d;
+        const i64 n = count(shape);
         const auto kind = static_cast<ReduceKind>(rint(0, 9));
         const auto x = kind == ReduceKind::prod ? rvec(n, 0.95f, 1.05f) : kind == ReduceKind::log_sum ? rvec(n, 0.1f, 2.f) : rvec(n, -2.f, 2.f);
         std::vector<bool> red(static_cast<std::size_t>(rank));
@@ -152,8 +152,7 @@ TEST_CASE("graft_rt::reduce and arg_reduce: random shapes, axes and layouts", "[
         }
         if (kd.empty()) kd = {1}, ks = {0};
         if (rd.empty()) rd = {1}, rs = {0};
-        i64 m = 1;
-        for (auto d : kd) m *= d;
+        const i64 m = count(kd);
         std::vector<float> y(static_cast<std::size_t>(m));
         graft_rt::reduce(kind, x.data(), y.data(), kd.data(), ks.data(), static_cast<int>(kd.size()), rd.data(), rs.data(),
                          static_cast<int>(rd.size()));

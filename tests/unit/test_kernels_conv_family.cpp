@@ -4,18 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <random>
 #include <vector>
 
 #include "cpu/kernels.hpp"
 #include "graft_rt/conv_transpose.hpp"
 #include "graft_rt/depthwise.hpp"
+#include "kernel_ref.hpp"
 
-using namespace graft::cpu;
-using i64 = std::int64_t;
-using dvec = std::vector<double>;
-using fvec = std::vector<float>;
+using namespace kernel_ref;
 
 namespace {
 
@@ -23,24 +20,8 @@ std::mt19937& gen() {
     static std::mt19937 g(4242);
     return g;
 }
-fvec rnd(i64 n) {
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    fvec v(static_cast<std::size_t>(n));
-    for (auto& e : v) e = d(gen());
-    return v;
-}
-int ri(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen()); }
-
-void close(const fvec& got, const dvec& ref, double tol = 1e-5) {
-    REQUIRE(got.size() == ref.size());
-    double worst = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        const double e = std::fabs(got[i] - ref[i]) / std::max(1.0, std::fabs(ref[i]));
-        worst = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(worst, e);
-    }
-    INFO("worst relative error " << worst);
-    CHECK(worst <= tol);
-}
+fvec rnd(i64 n) { return rand_vec(gen(), n); }
+int ri(int lo, int hi) { return rand_int(gen(), lo, hi); }
 
 /// TF 'same' or 'valid' output size and leading pad along one axis.
 void span(i64 in, i64 k, i64 s, i64 d, bool same, i64& out, i64& pad) {
@@ -78,28 +59,13 @@ TEST_CASE("kernels: conv3d_ndhwc_unpacked and graft_rt::conv3d_ndhwc match a dir
         fvec packed(static_cast<std::size_t>(graft_rt::packed_floats(K, p.cout))), y_rt(y.size());
         graft_rt::pack_panels(w.data(), p.cout, K, p.cout, packed.data());
         graft_rt::conv3d_ndhwc(x.data(), packed.data(), bias ? b.data() : nullptr, y_rt.data(), p, a);
-        dvec ref;
-        for (i64 n = 0; n < p.n; ++n)
-            for (i64 od = 0; od < p.od; ++od)
-                for (i64 oh = 0; oh < p.oh; ++oh)
-                    for (i64 ow = 0; ow < p.ow; ++ow)
-                        for (i64 co = 0; co < p.cout; ++co) {
-                            double s = bias ? b[co] : 0.0;
-                            for (i64 kd = 0; kd < p.kd; ++kd)
-                                for (i64 kh = 0; kh < p.kh; ++kh)
-                                    for (i64 kw = 0; kw < p.kw; ++kw) {
-                                        const i64 id = od * p.stride_d - p.pad_front + kd * p.dil_d;
-                                        const i64 ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-                                        const i64 iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
-                                        if (id < 0 || id >= p.d || ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-                                        for (i64 ci = 0; ci < p.cin; ++ci)
-                                            s += double(x[(((n * p.d + id) * p.h + ih) * p.w + iw) * p.cin + ci]) *
-                                                 w[(((kd * p.kh + kh) * p.kw + kw) * p.cin + ci) * p.cout + co];
-                                    }
-                            ref.push_back(a.kind == Act::relu ? std::max(s, 0.0) : s);
-                        }
-        close(y, ref);
-        close(y_rt, ref);
+        const Axes axes{{p.d, p.kd, p.stride_d, p.dil_d, p.pad_front, p.od},
+                        {p.h, p.kh, p.stride_h, p.dil_h, p.pad_top, p.oh},
+                        {p.w, p.kw, p.stride_w, p.dil_w, p.pad_left, p.ow}};
+        dvec ref = conv_nd_ref(x, w, bias ? b.data() : nullptr, p.n, p.cin, p.cout, axes);
+        for (double& v : ref) v = act_ref(v, a);
+        check_close(y, ref);
+        check_close(y_rt, ref);
     }
 }
 
@@ -118,26 +84,10 @@ TEST_CASE("kernels: graft_rt::pool_ndhwc (3-D) max and average (padding excluded
         for (bool max : {true, false}) {
             fvec y(static_cast<std::size_t>(p.n * p.od * p.oh * p.ow * p.c));
             graft_rt::pool_ndhwc(x.data(), y.data(), p, max);
-            dvec ref;
-            for (i64 n = 0; n < p.n; ++n)
-                for (i64 od = 0; od < p.od; ++od)
-                    for (i64 oh = 0; oh < p.oh; ++oh)
-                        for (i64 ow = 0; ow < p.ow; ++ow)
-                            for (i64 c = 0; c < p.c; ++c) {
-                                double m = -1e300, s = 0;
-                                int cnt = 0;
-                                for (i64 a = 0; a < p.kd; ++a)
-                                    for (i64 b = 0; b < p.kh; ++b)
-                                        for (i64 e = 0; e < p.kw; ++e) {
-                                            const i64 id = od * p.stride_d - p.pad_front + a, ih = oh * p.stride_h - p.pad_top + b,
-                                                      iw = ow * p.stride_w - p.pad_left + e;
-                                            if (id < 0 || id >= p.d || ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-                                            const double v = x[(((n * p.d + id) * p.h + ih) * p.w + iw) * p.c + c];
-                                            m = std::max(m, v), s += v, ++cnt;
-                                        }
-                                ref.push_back(max ? m : s / cnt);
-                            }
-            close(y, ref);
+            const Axes axes{{p.d, p.kd, p.stride_d, 1, p.pad_front, p.od},
+                            {p.h, p.kh, p.stride_h, 1, p.pad_top, p.oh},
+                            {p.w, p.kw, p.stride_w, 1, p.pad_left, p.ow}};
+            check_close(y, pool_nd_ref(x, p.n, p.c, axes, max));
         }
     }
 }
@@ -160,23 +110,10 @@ TEST_CASE("kernels: graft_rt::depthwise2d_nhwc matches a direct loop (multiplier
         ActParams a{trial % 5 == 0 ? Act::tanh : Act::linear};
         fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * cout));
         graft_rt::depthwise2d_nhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a);
-        dvec ref;
-        for (i64 n = 0; n < p.n; ++n)
-            for (i64 oh = 0; oh < p.oh; ++oh)
-                for (i64 ow = 0; ow < p.ow; ++ow)
-                    for (i64 c = 0; c < p.cin; ++c)
-                        for (i64 m = 0; m < p.mult; ++m) {
-                            double s = bias ? b[c * p.mult + m] : 0.0;
-                            for (i64 kh = 0; kh < p.kh; ++kh)
-                                for (i64 kw = 0; kw < p.kw; ++kw) {
-                                    const i64 ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-                                    const i64 iw = ow * p.stride_w - p.pad_left + kw * p.dil_w;
-                                    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-                                    s += double(x[((n * p.h + ih) * p.w + iw) * p.cin + c]) * w[((kh * p.kw + kw) * p.cin + c) * p.mult + m];
-                                }
-                            ref.push_back(a.kind == Act::tanh ? std::tanh(s) : s);
-                        }
-        close(y, ref);
+        const Axes axes{{p.h, p.kh, p.stride_h, p.dil_h, p.pad_top, p.oh}, {p.w, p.kw, p.stride_w, p.dil_w, p.pad_left, p.ow}};
+        dvec ref = conv_nd_ref(x, w, bias ? b.data() : nullptr, p.n, p.cin, cout, axes, p.cin);
+        for (double& v : ref) v = act_ref(v, a);
+        check_close(y, ref);
     }
 }
 
@@ -198,29 +135,25 @@ TEST_CASE("kernels: graft_rt::conv_transpose_ndhwc matches a scatter loop", "[ke
         const bool bias = trial % 2 == 0;
         fvec y(static_cast<std::size_t>(p.n * p.od * p.oh * p.ow * p.cout));
         graft_rt::conv_transpose_ndhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, ActParams{});
-        dvec ref(y.size(), 0.0);
-        for (i64 n = 0; n < p.n; ++n)
-            for (i64 i = 0; i < p.od * p.oh * p.ow; ++i)
-                for (i64 co = 0; co < p.cout; ++co) ref[static_cast<std::size_t>((n * p.od * p.oh * p.ow + i) * p.cout + co)] = bias ? b[co] : 0.0;
-        for (i64 n = 0; n < p.n; ++n)
-            for (i64 id = 0; id < p.d; ++id)
-                for (i64 ih = 0; ih < p.h; ++ih)
-                    for (i64 iw = 0; iw < p.w; ++iw)
-                        for (i64 kd = 0; kd < p.kd; ++kd)
-                            for (i64 kh = 0; kh < p.kh; ++kh)
-                                for (i64 kw = 0; kw < p.kw; ++kw) {
-                                    const i64 od = id * p.stride_d - p.pad_front + kd * p.dil_d;
-                                    const i64 oh = ih * p.stride_h - p.pad_top + kh * p.dil_h;
-                                    const i64 ow = iw * p.stride_w - p.pad_left + kw * p.dil_w;
-                                    if (od < 0 || od >= p.od || oh < 0 || oh >= p.oh || ow < 0 || ow >= p.ow) continue;
-                                    for (i64 co = 0; co < p.cout; ++co) {
-                                        double s = 0;
-                                        for (i64 ci = 0; ci < p.cin; ++ci)
-                                            s += double(w[(((kd * p.kh + kh) * p.kw + kw) * p.cout + co) * p.cin + ci]) *
-                                                 x[(((n * p.d + id) * p.h + ih) * p.w + iw) * p.cin + ci];
-                                        ref[static_cast<std::size_t>((((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.cout + co)] += s;
-                                    }
-                                }
-        close(y, ref);
+        // Scatter: input position i feeds output position o = i * stride - pad + t * dil, the window
+        // of a convolution with inputs and outputs swapped.
+        const Axes scatter{{p.od, p.kd, p.stride_d, p.dil_d, p.pad_front, p.d},
+                           {p.oh, p.kh, p.stride_h, p.dil_h, p.pad_top, p.h},
+                           {p.ow, p.kw, p.stride_w, p.dil_w, p.pad_left, p.w}};
+        const i64 I = p.d * p.h * p.w, O = p.od * p.oh * p.ow;
+        dvec ref(y.size());
+        for (i64 n = 0; n < p.n; ++n) {
+            for (i64 o = 0; o < O; ++o)
+                for (i64 co = 0; co < p.cout; ++co) ref[static_cast<std::size_t>((n * O + o) * p.cout + co)] = bias ? b[co] : 0.0;
+            for_each_tap(scatter, [&](i64 in, i64 out, i64 t) {
+                for (i64 co = 0; co < p.cout; ++co) {
+                    double s = 0;
+                    for (i64 ci = 0; ci < p.cin; ++ci)
+                        s += double(w[(t * p.cout + co) * p.cin + ci]) * x[(n * I + in) * p.cin + ci];
+                    ref[static_cast<std::size_t>((n * O + out) * p.cout + co)] += s;
+                }
+            });
+        }
+        check_close(y, ref);
     }
 }

@@ -15,119 +15,14 @@
 #include "cpu/kernels.hpp"
 #include "cpu/threadpool.hpp"
 #include "isa_support.hpp"
+#include "rnn_ref.hpp"
 
-using namespace graft::cpu;
+using namespace rnn_ref;
 namespace gg = graft::cpu::gemm;
 
 namespace {
 
-using i64 = std::int64_t;
-using dvec = std::vector<double>;
-using fvec = std::vector<float>;
-
-fvec rv(i64 n, std::mt19937& g, float s) {
-    std::uniform_real_distribution<float> d(-s, s);
-    fvec v(static_cast<std::size_t>(n));
-    for (auto& e : v) e = d(g);
-    return v;
-}
-
-double act(Act a, double x) {
-    switch (a) {
-        case Act::tanh:
-            return std::tanh(x);
-        case Act::sigmoid:
-            return 1 / (1 + std::exp(-x));
-        case Act::relu:
-            return x > 0 ? x : 0;
-        case Act::hard_sigmoid:
-            return std::min(std::max(0.2 * x + 0.5, 0.0), 1.0);
-        default:
-            return x;
-    }
-}
-
-enum class Kind { rnn, lstm, gru };
-
-struct Setup {
-    Kind kind;
-    RnnParams p;
-    bool reset_after = false, states0 = false;
-    fvec x, W, R, b, mask, h0, c0;
-};
-
-int gates(Kind k) { return k == Kind::lstm ? 4 : k == Kind::gru ? 3 : 1; }
-
-/// y (sequences or last output), h, c.
-void ref(const Setup& s, dvec& y, dvec& hl, dvec& cl) {
-    const RnnParams& p = s.p;
-    const i64 U = p.u, G = gates(s.kind), GU = G * U;
-    y.assign(static_cast<std::size_t>(p.return_sequences ? p.n * p.t * U : p.n * U), 0);
-    hl.assign(static_cast<std::size_t>(p.n * U), 0);
-    cl.assign(static_cast<std::size_t>(p.n * U), 0);
-    for (i64 n = 0; n < p.n; ++n) {
-        dvec h(U, 0), c(U, 0), out(U, 0);
-        if (s.states0)
-            for (i64 j = 0; j < U; ++j) h[j] = s.h0[n * U + j], c[j] = s.c0[n * U + j];
-        for (i64 st = 0; st < p.t; ++st) {
-            const i64 tt = p.go_backwards ? p.t - 1 - st : st;
-            dvec xw(GU), hr(GU, 0);
-            for (i64 g = 0; g < GU; ++g) {
-                xw[g] = s.b[g];
-                for (i64 k = 0; k < p.i; ++k) xw[g] += double(s.x[(n * p.t + tt) * p.i + k]) * s.W[k * GU + g];
-                for (i64 k = 0; k < U; ++k) hr[g] += h[k] * s.R[k * GU + g];
-                if (s.kind == Kind::gru && s.reset_after) hr[g] += s.b[GU + g];
-            }
-            dvec hn(U), cn = c;
-            for (i64 j = 0; j < U; ++j) {
-                if (s.kind == Kind::rnn) {
-                    hn[j] = act(p.act.kind, xw[j] + hr[j]);
-                } else if (s.kind == Kind::lstm) {
-                    const double ig = act(p.rec_act.kind, xw[j] + hr[j]),
-                                 fg = act(p.rec_act.kind, xw[U + j] + hr[U + j]);
-                    const double cc = act(p.act.kind, xw[2 * U + j] + hr[2 * U + j]);
-                    const double og = act(p.rec_act.kind, xw[3 * U + j] + hr[3 * U + j]);
-                    cn[j] = fg * c[j] + ig * cc;
-                    hn[j] = og * act(p.act.kind, cn[j]);
-                } else {
-                    const double z = act(p.rec_act.kind, xw[j] + hr[j]), r = act(p.rec_act.kind, xw[U + j] + hr[U + j]);
-                    double pre;
-                    if (s.reset_after) {
-                        pre = xw[2 * U + j] + r * hr[2 * U + j];
-                    } else {
-                        pre = xw[2 * U + j];  // + (r*h) Rh
-                        double acc = 0;
-                        for (i64 k = 0; k < U; ++k) {
-                            const double rk = act(p.rec_act.kind, xw[U + k] + hr[U + k]);
-                            acc += rk * h[k] * s.R[k * GU + 2 * U + j];
-                        }
-                        pre += acc;
-                    }
-                    hn[j] = z * h[j] + (1 - z) * act(p.act.kind, pre);
-                }
-            }
-            const bool use = !p.masked || s.mask[n * p.t + tt] != 0;
-            if (use) {
-                h = hn, c = cn, out = hn;
-            } else if (p.zero_output_for_mask) {
-                out.assign(U, 0);
-            }
-            if (p.return_sequences)
-                for (i64 j = 0; j < U; ++j) y[(n * p.t + st) * U + j] = out[j];
-        }
-        for (i64 j = 0; j < U; ++j) {
-            if (!p.return_sequences) y[n * U + j] = out[j];
-            hl[n * U + j] = h[j], cl[n * U + j] = c[j];
-        }
-    }
-}
-
-double worst(const fvec& got, const dvec& want) {
-    REQUIRE(got.size() == want.size());
-    double w = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) w = std::max(w, std::fabs(got[i] - want[i]));
-    return w;
-}
+fvec rv(i64 n, std::mt19937& g, float s) { return rand_vec(g, n, -s, s); }
 
 /// Runs the kernel with the given preparation and compares every output with the reference.
 void run_and_check(const Setup& s, const RnnPrepared& prep, const dvec& yr, const dvec& hr, const dvec& cr) {
@@ -145,9 +40,9 @@ void run_and_check(const Setup& s, const RnnPrepared& prep, const dvec& yr, cons
     if (s.kind == Kind::gru)
         gru(s.x.data(), s.W.data(), s.R.data(), s.b.data(), s.reset_after, y.data(), hl.data(), p, work.data(), h0,
             mask, prep);
-    CHECK(worst(y, yr) <= 1e-5);
-    CHECK(worst(hl, hr) <= 1e-5);
-    if (s.kind == Kind::lstm) CHECK(worst(cl, cr) <= 1e-5);
+    CHECK(max_abs_error(y, yr) <= 1e-5);
+    CHECK(max_abs_error(hl, hr) <= 1e-5);
+    if (s.kind == Kind::lstm) CHECK(max_abs_error(cl, cr) <= 1e-5);
 }
 
 }  // namespace

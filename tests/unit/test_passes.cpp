@@ -14,10 +14,14 @@ namespace {
 
 constexpr double kTol = 1e-5;
 
-Operator* linear(Net& n, Variable* x, std::int64_t in, std::int64_t out, const std::string& name, bool bias = true) {
+/// A Linear; `activation`, if given, is set as already fused into its epilogue.
+Operator* linear(Net& n, Variable* x, std::int64_t in, std::int64_t out, const std::string& name, bool bias = true,
+                 const std::string& activation = "") {
     NamedVars ins{{"x", x}, {"w", n.constant(name + "/w", OrderCN, {in, out})}};
     if (bias) ins.emplace_back("b", n.constant(name + "/b", OrderC, {out}));
-    return n.op("Linear", name, ins, attrs({{"axis", std::string("C")}}));
+    Operator* op = n.op("Linear", name, ins, attrs({{"axis", std::string("C")}}));
+    if (!activation.empty()) op->attrs().set("activation", activation);
+    return op;
 }
 
 Operator* conv2d(Net& n, Variable* x, std::int64_t cin, std::int64_t cout, const std::string& name) {
@@ -150,21 +154,16 @@ TEST_CASE("passes: fold_batchnorm folds BN into the preceding Linear and Conv2D"
 }
 
 TEST_CASE("passes: fold_batchnorm does not fire where it must not", "[passes]") {
-    SECTION("the conv output has another consumer") {
-        Net n;
-        auto* x = n.input("x", OrderNHWC, {kDynamic, 5, 5, 2});
-        auto* c = n.y(conv2d(n, x, 2, 3, "conv"));
-        n.output(n.y(batchnorm(n, c, "C", 3, "bn")));
-        n.output(n.y(act(n, c, "relu", "other")));
-        check_rule(n, "fold_batchnorm", false);
-    }
-    SECTION("the conv output is a graph output") {
-        Net n;
-        auto* x = n.input("x", OrderNHWC, {kDynamic, 5, 5, 2});
-        auto* c = n.y(conv2d(n, x, 2, 3, "conv"));
-        n.output(n.y(batchnorm(n, c, "C", 3, "bn")));
-        n.output(c);
-        check_rule(n, "fold_batchnorm", false);
+    SECTION("the conv output has another consumer, or is a graph output") {
+        for (bool graph_output : {false, true}) {
+            INFO("graph output " << graph_output);
+            Net n;
+            auto* x = n.input("x", OrderNHWC, {kDynamic, 5, 5, 2});
+            auto* c = n.y(conv2d(n, x, 2, 3, "conv"));
+            n.output(n.y(batchnorm(n, c, "C", 3, "bn")));
+            n.output(graph_output ? c : n.y(act(n, c, "relu", "other")));
+            check_rule(n, "fold_batchnorm", false);
+        }
     }
     SECTION("BN over another axis than the output channels") {
         Net n;
@@ -175,9 +174,7 @@ TEST_CASE("passes: fold_batchnorm does not fire where it must not", "[passes]") 
     SECTION("an activation between the Linear and the BN") {
         Net n;
         auto* x = n.input("x", OrderNC, {kDynamic, 4});
-        auto* d = linear(n, x, 4, 6, "d");
-        d->attrs().set("activation", "relu");
-        n.output(n.y(batchnorm(n, n.y(d), "C", 6, "bn")));
+        n.output(n.y(batchnorm(n, n.y(linear(n, x, 4, 6, "d", true, "relu")), "C", 6, "bn")));
         check_rule(n, "fold_batchnorm", false);
     }
 }
@@ -226,37 +223,32 @@ TEST_CASE("passes: fuse_activation does not fire where it must not", "[passes]")
     SECTION("the producer already has an activation") {
         Net n;
         auto* x = n.input("x", OrderNC, {kDynamic, 4});
-        auto* d = linear(n, x, 4, 6, "d");
-        d->attrs().set("activation", "tanh");
-        n.output(n.y(act(n, n.y(d), "relu", "relu")));
+        n.output(n.y(act(n, n.y(linear(n, x, 4, 6, "d", true, "tanh")), "relu", "relu")));
         check_rule(n, "fuse_activation", false);
     }
 }
 
 TEST_CASE("passes: cancel_transposes composes back-to-back transposes", "[passes]") {
-    SECTION("a round trip cancels") {
+    const Order nwhc{Axis::N, Axis::W, Axis::H, Axis::C};
+    const struct {
+        const char* what;
+        std::vector<Order> chain;  // transposes applied one after the other to an NHWC input
+        bool fires;
+        std::size_t left;  // transposes after dead_ops
+    } cases[] = {
+        {"a round trip cancels", {OrderNCHW, OrderNHWC}, true, 0},
+        {"two transposes become one", {OrderNCHW, nwhc}, true, 1},
+        {"a single transpose stays", {OrderNCHW}, false, 1},
+    };
+    for (const auto& c : cases) {
+        INFO(c.what);
         Net n;
-        auto* x = n.input("x", OrderNHWC, {kDynamic, 3, 4, 2});
-        auto* t2 = n.y(transpose(n, n.y(transpose(n, x, OrderNCHW, "t1")), OrderNHWC, "t2"));
-        n.output(n.y(act(n, t2, "relu", "relu")));
-        check_rule(n, "cancel_transposes", true);
+        Variable* v = n.input("x", OrderNHWC, {kDynamic, 3, 4, 2});
+        for (std::size_t i = 0; i < c.chain.size(); ++i) v = n.y(transpose(n, v, c.chain[i], "t" + std::to_string(i + 1)));
+        n.output(n.y(act(n, v, "relu", "relu")));
+        check_rule(n, "cancel_transposes", c.fires);
         n.apply("dead_ops");
-        CHECK(n.count("Transpose") == 0);
-    }
-    SECTION("two transposes become one") {
-        Net n;
-        auto* x = n.input("x", OrderNHWC, {kDynamic, 3, 4, 2});
-        const Order nwhc{Axis::N, Axis::W, Axis::H, Axis::C};
-        n.output(n.y(transpose(n, n.y(transpose(n, x, OrderNCHW, "t1")), nwhc, "t2")));
-        check_rule(n, "cancel_transposes", true);
-        n.apply("dead_ops");
-        CHECK(n.count("Transpose") == 1);
-    }
-    SECTION("a single transpose stays") {
-        Net n;
-        auto* x = n.input("x", OrderNHWC, {kDynamic, 3, 4, 2});
-        n.output(n.y(transpose(n, x, OrderNCHW, "t1")));
-        check_rule(n, "cancel_transposes", false);
+        CHECK(n.count("Transpose") == c.left);
     }
 }
 

@@ -27,23 +27,12 @@
 
 #include "isa_support.hpp"
 
-namespace gg = graft::cpu::gemm;
-using graft_test::IsaGuard;
-using graft_test::isas;
-namespace kern = graft::cpu;
-using i64 = std::int64_t;
+using namespace gemm_test;
 
 namespace {
 
 constexpr double kTol = 1e-4;
 double g_worst = 0;  // largest relative error over all cases (reported when verbose)
-
-std::vector<float> rnd(std::size_t n, std::mt19937& rng) {
-    std::uniform_real_distribution<float> d(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
 
 /// 3x3 stride-1 geometry: "same" (TF: pad (2)/2 top/left) or "valid".
 kern::Conv2DParams geom(i64 n, i64 h, i64 w, i64 cin, i64 cout, bool same) {
@@ -63,15 +52,9 @@ struct Data {
 };
 
 Data make_data(const kern::Conv2DParams& p, std::mt19937& rng) {
-    return {rnd(static_cast<std::size_t>(p.n * p.h * p.w * p.cin), rng),
-            rnd(static_cast<std::size_t>(9 * p.cin * p.cout), rng), rnd(static_cast<std::size_t>(p.cout), rng),
-            rnd(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cout), rng)};
-}
-
-double act_ref(double v, kern::Act a) {
-    if (a == kern::Act::relu) return v > 0 ? v : 0;
-    if (a == kern::Act::tanh) return std::tanh(v);
-    return v;
+    return {rand_vec(rng, p.n * p.h * p.w * p.cin),
+            rand_vec(rng, 9 * p.cin * p.cout), rand_vec(rng, p.cout),
+            rand_vec(rng, p.n * p.oh * p.ow * p.cout)};
 }
 
 /// act(conv(x, w) + bias + residual), direct, in double; `mag` gets max(1, max |pre-activation|).
@@ -95,7 +78,7 @@ std::vector<double> reference(const kern::Conv2DParams& p, const Data& d, bool b
                     const std::size_t at = static_cast<std::size_t>(((n * p.oh + oy) * p.ow + ox) * p.cout + co);
                     if (res) s += d.res[at];
                     mag = std::max(mag, std::fabs(s));
-                    y[at] = act_ref(s, a);
+                    y[at] = act_ref(s, {a});
                 }
     return y;
 }

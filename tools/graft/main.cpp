@@ -4,7 +4,10 @@
 // 1 when the work failed, 2 when the command line is wrong.
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -56,6 +59,24 @@ void resolve_model(ModelOptions& o) {
     if (o.path.empty()) throw Error("no model given: MODEL, or --config FILE.json --weights FILE.h5");
 }
 
+/// The subcommands and what each runs when it is the one given.
+using Commands = std::vector<std::pair<CLI::App*, std::function<void()>>>;
+
+/// Subcommand `name` taking a model (add_model_options); when given, the model is resolved and its
+/// plugins loaded before command(options) runs.
+template <class Options>
+CLI::App* model_command(CLI::App& app, Commands& commands, const char* name, const char* help, Options& options,
+                        void (*command)(const Options&)) {
+    CLI::App* cmd = app.add_subcommand(name, help);
+    add_model_options(*cmd, options.model);
+    commands.emplace_back(cmd, [&options, command] {
+        resolve_model(options.model);
+        load_plugins(options.model.plugins);
+        command(options);
+    });
+    return cmd;
+}
+
 }  // namespace
 }  // namespace graft::cli
 
@@ -64,10 +85,10 @@ int main(int argc, char** argv) {
     CLI::App app{"graft: runs Keras models on a native CPU backend", "graft"};
     app.set_version_flag("--version", std::string("graft ") + graft::version_string());
     app.require_subcommand(1);
+    cli::Commands commands;
 
     cli::RunOptions run;
-    auto* run_cmd = app.add_subcommand("run", "run a model on .npy inputs");
-    cli::add_model_options(*run_cmd, run.model);
+    auto* run_cmd = cli::model_command(app, commands, "run", "run a model on .npy inputs", run, cli::run);
     run_cmd
         ->add_option("--input", run.inputs, "NAME=FILE.npy, or FILE.npy for the next input in model order (repeatable)")
         ->allow_extra_args(false);
@@ -78,15 +99,15 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--verify", run.verify, "reference manifest.json the model must reproduce first (see graft verify)");
 
     cli::InspectOptions inspect;
-    auto* inspect_cmd = app.add_subcommand("inspect", "print a per-layer summary of the converted model");
-    cli::add_model_options(*inspect_cmd, inspect.model);
+    auto* inspect_cmd =
+        cli::model_command(app, commands, "inspect", "print a per-layer summary of the converted model", inspect, cli::inspect);
     inspect_cmd->add_option("--dot", inspect.dot, "also write the IR graph as Graphviz DOT to FILE");
     inspect_cmd->add_flag("--passes", inspect.passes, "show op count and memory plan before and after each optimizer pass");
     inspect_cmd->add_flag("--check", inspect.check, "pre-flight check: list every unsupported layer or option, exit 1 if any");
 
     cli::VerifyOptions verify;
-    auto* verify_cmd = app.add_subcommand("verify", "check that the model reproduces reference outputs (e.g. Keras' own)");
-    cli::add_model_options(*verify_cmd, verify.model);
+    auto* verify_cmd = cli::model_command(app, commands, "verify",
+                                          "check that the model reproduces reference outputs (e.g. Keras' own)", verify, cli::verify);
     verify_cmd->add_option("--manifest", verify.manifest, "manifest.json: {\"inputs\": [{name, file}], \"outputs\": [...], \"atol\", \"rtol\"}");
     verify_cmd->add_option("--input", verify.inputs, "NAME=FILE.npy (repeatable)")->allow_extra_args(false);
     verify_cmd->add_option("--expect", verify.expect, "NAME=FILE.npy, the expected output (repeatable)")->allow_extra_args(false);
@@ -94,8 +115,10 @@ int main(int argc, char** argv) {
     verify_cmd->add_option("--rtol", verify.rtol, "relative tolerance (default: the manifest's, else 1e-5)");
 
     cli::ConvertOptions convert;
-    auto* convert_cmd = app.add_subcommand("convert", "write the optimized model as a graft descriptor (OUT/graph.json, OUT/weights.bin) or, with --backend cpp, as standalone C++");
-    cli::add_model_options(*convert_cmd, convert.model);
+    auto* convert_cmd = cli::model_command(
+        app, commands, "convert",
+        "write the optimized model as a graft descriptor (OUT/graph.json, OUT/weights.bin) or, with --backend cpp, as standalone C++",
+        convert, cli::convert);
     convert_cmd->add_option("-o,--output", convert.out, "directory to write (a descriptor is replaced if it is one already)")->required();
     convert_cmd->add_option("--backend", convert.backend, "graft: a descriptor (default); cpp: standalone C++ (OUT/<name>.hpp, .cpp, .weights)")
         ->check(CLI::IsMember({"graft", "cpp"}));
@@ -105,8 +128,8 @@ int main(int argc, char** argv) {
     convert_cmd->add_flag("--embed-weights", convert.embed_weights, "cpp: weights as a constant array in OUT/<name>_weights.cpp");
 
     cli::BenchOptions bench;
-    auto* bench_cmd = app.add_subcommand("bench", "time Session::run in-process (median, min, load time, peak RSS)");
-    cli::add_model_options(*bench_cmd, bench.model);
+    auto* bench_cmd = cli::model_command(app, commands, "bench", "time Session::run in-process (median, min, load time, peak RSS)",
+                                         bench, cli::bench);
     auto* bench_in = bench_cmd->add_option("--input", bench.inputs, "NAME=FILE.npy or FILE.npy (repeatable)")->allow_extra_args(false);
     bench_cmd->add_option("--batch", bench.batch, "batch of random inputs when no --input is given (default 1)")->excludes(bench_in);
     bench_cmd->add_option("--threads", bench.threads, "intra-op threads (default 1; 0: one per core)");
@@ -121,6 +144,7 @@ int main(int argc, char** argv) {
     auto* plugins_cmd = app.add_subcommand("plugins", "list what plugins register (PATH..., --plugin, GRAFT_PLUGIN_PATH)");
     plugins_cmd->add_option("PATH", plugins.paths, "plugin .so files or directories of them");
     plugins_cmd->add_option("--plugin", plugins.plugins, "plugin shared object to load (repeatable)")->allow_extra_args(false);
+    commands.emplace_back(plugins_cmd, [&plugins] { cli::list_plugins(plugins); });
 
     try {
         app.parse(argc, argv);
@@ -131,29 +155,8 @@ int main(int argc, char** argv) {
     }
 
     try {
-        if (run_cmd->parsed()) {
-            cli::resolve_model(run.model);
-            cli::load_plugins(run.model.plugins);
-            cli::run(run);
-        } else if (bench_cmd->parsed()) {
-            cli::resolve_model(bench.model);
-            cli::load_plugins(bench.model.plugins);
-            cli::bench(bench);
-        } else if (plugins_cmd->parsed()) {
-            cli::list_plugins(plugins);
-        } else if (verify_cmd->parsed()) {
-            cli::resolve_model(verify.model);
-            cli::load_plugins(verify.model.plugins);
-            cli::verify(verify);
-        } else if (inspect_cmd->parsed()) {
-            cli::resolve_model(inspect.model);
-            cli::load_plugins(inspect.model.plugins);
-            cli::inspect(inspect);
-        } else {
-            cli::resolve_model(convert.model);
-            cli::load_plugins(convert.model.plugins);
-            cli::convert(convert);
-        }
+        for (const auto& [cmd, command] : commands)
+            if (cmd->parsed()) command();
         return 0;
     } catch (const std::exception& e) {
         return cli::report_error(e.what());

@@ -316,6 +316,20 @@ public:
                        " from the layer's config");
         return graph().add_constant(graph().unique_name(w.name), order, w.shape, w.data);
     }
+    /// A weight with one value per entry of the last axis of `x` (a custom layer's
+    /// `add_weight(shape=(input_shape[-1],))`): that axis and weight `suffix` as a constant along
+    /// it (order C when the axis is C). ShapeError when x has fewer than 2 dimensions (`entries`
+    /// names what the last one holds, e.g. "features") or no fixed size along that axis.
+    std::pair<Axis, ConstantVariable*> last_axis_weight(const Value& x, const std::string& suffix,
+                                                        const std::string& entries) {
+        if (x.logical.ndim() < 2)
+            fail_shape("input has " + std::to_string(x.logical.ndim()) + " dimensions, expected at least 2 (batch, ..., " +
+                       entries + ")");
+        const Axis axis = x.logical.back();
+        const std::int64_t n = x.var->size(axis);
+        if (n == kDynamic) fail_shape("the last dimension of the input has no fixed size");
+        return {axis, constant(weight_named(suffix), axis == Axis::C ? OrderC : Order{axis}, {n})};
+    }
     /// A constant made by the handler (e.g. a rearranged kernel).
     ConstantVariable* constant(const std::string& name, const Order& order, const Shape& shape, std::vector<float> data) {
         return graph().add_constant(graph().unique_name(name), order, shape,

@@ -18,6 +18,7 @@
 #include "graft/backend/descriptor.hpp"
 #include "graft/optimize/passes.hpp"
 #include "graft/version.hpp"
+#include "optimize/at_batch1.hpp"
 
 namespace fs = std::filesystem;
 
@@ -50,6 +51,19 @@ template <class T>
 void field(Writer& w, const char* key, const T& value) {
     w.Key(key);
     put(w, value);
+}
+
+/// key: [{...}, ...], one object per item, its fields written by fields(item).
+template <class Items, class Fields>
+void put_objects(Writer& w, const char* key, const Items& items, Fields fields) {
+    w.Key(key);
+    w.StartArray();
+    for (const auto& item : items) {
+        w.StartObject();
+        fields(item);
+        w.EndObject();
+    }
+    w.EndArray();
 }
 
 void put_shape(Writer& w, const Shape& s) {
@@ -93,14 +107,7 @@ std::string pack_weights(const Graph& g, std::map<const Variable*, ConstantPlace
 }
 
 void put_memory_plan(Writer& w, const Graph& g, const Registry& reg) {
-    Graph c = g.clone();
-    for (Variable* v : c.inputs()) {
-        Shape s = v->shape();
-        for (auto& d : s)
-            if (d == kDynamic) d = 1;
-        v->set_type(v->order(), s);
-    }
-    infer_shapes(c, reg);
+    const Graph c = optimize::clone_at_batch1(g, reg);
     const auto plan = optimize::plan_memory(c, reg);
     w.Key("memory_plan");
     w.StartObject();
@@ -140,21 +147,13 @@ void put_plugins(Writer& w, const Graph& g, const Registry& reg) {
         if (rec) info.version = rec->version, info.file = fs::path(rec->file).filename().string();
         info.types.insert(op->type());
     }
-    w.Key("plugins");
-    w.StartArray();
-    for (const auto& [name, info] : by_plugin) {
-        const auto& types = info.types;
-        w.StartObject();
+    put_objects(w, "plugins", by_plugin, [&](const auto& plugin) {
+        const auto& [name, info] = plugin;
         field(w, "name", name);
         if (!info.version.empty()) field(w, "version", info.version);
         if (!info.file.empty()) field(w, "file", info.file);
-        w.Key("op_types");
-        w.StartArray();
-        for (const auto& t : types) put(w, t);
-        w.EndArray();
-        w.EndObject();
-    }
-    w.EndArray();
+        field(w, "op_types", std::vector<std::string>(info.types.begin(), info.types.end()));
+    });
 }
 
 std::string graph_json(const Graph& g, const Registry& reg, const std::map<const Variable*, ConstantPlace>& places,
@@ -176,22 +175,15 @@ std::string graph_json(const Graph& g, const Registry& reg, const std::map<const
     field(w, "crc32", std::uint64_t{detail::crc32_of(reinterpret_cast<const unsigned char*>(bin.data()), bin.size())});
     w.EndObject();
     put_plugins(w, g, reg);
-    for (int io = 0; io < 2; ++io) {
-        const auto& vars = io == 0 ? g.inputs() : g.outputs();
-        w.Key(io == 0 ? "inputs" : "outputs");
-        w.StartArray();
-        for (std::size_t i = 0; i < vars.size(); ++i) {
-            w.StartObject();
-            field(w, "name", io == 0 ? g.input_name(i) : g.output_name(i));
-            field(w, "variable", vars[i]->name());
-            w.EndObject();
-        }
-        w.EndArray();
+    for (const bool inputs : {true, false}) {
+        std::size_t i = 0;
+        put_objects(w, inputs ? "inputs" : "outputs", inputs ? g.inputs() : g.outputs(), [&](const Variable* v) {
+            field(w, "name", inputs ? g.input_name(i) : g.output_name(i));
+            field(w, "variable", v->name());
+            ++i;
+        });
     }
-    w.Key("variables");
-    w.StartArray();
-    for (const Variable* v : g.variables()) {
-        w.StartObject();
+    put_objects(w, "variables", g.variables(), [&](const Variable* v) {
         field(w, "name", v->name());
         field(w, "dtype", name_of(v->dtype()));
         field(w, "order", v->order().names());
@@ -202,13 +194,8 @@ std::string graph_json(const Graph& g, const Registry& reg, const std::map<const
             field(w, "offset", p.offset);
             field(w, "bytes", p.bytes);
         }
-        w.EndObject();
-    }
-    w.EndArray();
-    w.Key("operators");
-    w.StartArray();
-    for (const Operator* op : g.topological_order()) {
-        w.StartObject();
+    });
+    put_objects(w, "operators", g.topological_order(), [&](const Operator* op) {
         field(w, "type", op->type());
         field(w, "name", op->name());
         field(w, "layer", op->layer());
@@ -224,9 +211,7 @@ std::string graph_json(const Graph& g, const Registry& reg, const std::map<const
             w.EndObject();
         }
         w.EndObject();
-        w.EndObject();
-    }
-    w.EndArray();
+    });
     put_memory_plan(w, g, reg);
     w.EndObject();
     return std::string(buf.GetString(), buf.GetSize()) + "\n";

@@ -2,8 +2,38 @@
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/winograd.hpp"
+#include "cpu/threadpool.hpp"
 
 namespace graft::cpu::gemm {
+namespace {
+
+/// The epilogue of a run: the bias and residual slots (either optional) and the activation.
+Epilogue epilogue(const RunContext& c, const Conv2DParams& p, const std::optional<Slot>& bias,
+                  const std::optional<Slot>& residual, const ActParams& act) {
+    Epilogue e;
+    e.bias = bias ? c.at(*bias) : nullptr;
+    if (residual) {
+        e.residual = c.at(*residual);
+        e.ldr = p.cout;
+    }
+    e.act = &act;
+    return e;
+}
+
+/// Winograd with output tiles of `tile`: U transformed once, scratch from the workspace.
+std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const Conv2DParams& p, int tile,
+                                             const std::vector<float>& w, Slot x, std::optional<Slot> bias,
+                                             std::optional<Slot> residual, Slot y, const ActParams& act) {
+    const float* u =
+        b.keep(std::make_shared<const std::vector<float>>(Winograd::transform_weights(w.data(), p.cin, p.cout, tile)));
+    auto wg = std::make_shared<const Winograd>(p, tile, u, ThreadPool::hardware_threads());
+    const Slot ws = b.workspace(wg->workspace_floats());
+    return native::make_kernel([=](const RunContext& c) {
+        wg->run(c.at(x), c.at(y), epilogue(c, p, bias, residual, act), c.at(ws), c.pool);
+    });
+}
+
+}  // namespace
 
 std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const std::vector<float>& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
@@ -15,14 +45,7 @@ std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& 
     wm.data = b.keep(std::make_shared<const std::vector<float>>(pack_b(w.data(), N, K, N)));
     wm.packed = true;
     return native::make_kernel([=](const RunContext& c) {
-        Epilogue e;
-        e.bias = bias ? c.at(*bias) : nullptr;
-        if (residual) {
-            e.residual = c.at(*residual);
-            e.ldr = p.cout;
-        }
-        e.act = &act;
-        conv2d(p, c.at(x), wm, c.at(y), e, c.pool);
+        conv2d(p, c.at(x), wm, c.at(y), epilogue(c, p, bias, residual, act), c.pool);
     });
 }
 

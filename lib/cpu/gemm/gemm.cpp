@@ -11,6 +11,7 @@
 
 #include "cpu/gemm/gemv.hpp"
 #include "cpu/gemm/ukernel.hpp"
+#include "cpu/simd.hpp"
 #include "cpu/threadpool.hpp"
 
 namespace graft::cpu::gemm {
@@ -40,7 +41,7 @@ const IsaKernels* table_for(Isa isa) {
 
 bool cpu_supports(Isa isa) {
     if (isa == Isa::generic) return true;
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#ifdef GRAFT_SIMD_X86
     __builtin_cpu_init();
     if (isa == Isa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && avx2_kernels();
     if (isa == Isa::avx512) return __builtin_cpu_supports("avx512f") && avx512_kernels();
@@ -48,7 +49,7 @@ bool cpu_supports(Isa isa) {
     return false;
 }
 
-const IsaKernels& kernels() { return *table_for(active_isa()); }
+const IsaKernels& kernels() { return micro_kernels(active_isa()); }
 
 inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
@@ -214,18 +215,12 @@ void set_act(Job& j) {
     j.other_act = a && a->kind != Act::relu && a->kind != Act::linear;
 }
 
-void zero_k(i64 M, i64 N, float* C, i64 ldc, const Epilogue& e) {
-    for (i64 m = 0; m < M; ++m) {
-        float* c = C + m * ldc;
-        if (!e.accumulate)
-            for (i64 n = 0; n < N; ++n) c[n] = e.bias ? e.bias[n] : 0.f;
-        if (e.residual)
-            for (i64 n = 0; n < N; ++n) c[n] += e.residual[m * e.ldr + n];
-        if (e.act && e.act->kind != Act::linear) activate(c, c, N, *e.act);
-    }
-}
-
 }  // namespace
+
+const IsaKernels& micro_kernels(Isa isa) {
+    const IsaKernels* k = table_for(isa);
+    return k ? *k : *generic_kernels();
+}
 
 Isa detected_isa() {
     if (cpu_supports(Isa::avx512)) return Isa::avx512;
@@ -258,17 +253,29 @@ std::size_t packed_size(i64 K, i64 N) {
     return static_cast<std::size_t>(ceil_div(std::max<i64>(N, 0), kPanel) * kPanel * std::max<i64>(K, 0));
 }
 
-void pack_b(const float* w, i64 ldw, i64 K, i64 N, float* out) {
-    const i64 np = ceil_div(N, kPanel);
-    for (i64 p = 0; p < np; ++p) {
-        const i64 n0 = p * kPanel, width = std::min<i64>(kPanel, N - n0);
-        float* dst = out + p * K * kPanel;
-        for (i64 k = 0; k < K; ++k, dst += kPanel) {
-            std::memcpy(dst, w + k * ldw + n0, static_cast<std::size_t>(width) * sizeof(float));
-            for (i64 c = width; c < kPanel; ++c) dst[c] = 0.f;
+void pack_column_groups(const float* w, i64 ldw, i64 K, i64 N, i64 group, float* out) {
+    for (i64 n0 = 0; n0 < N; n0 += group) {
+        const i64 cols = std::min(group, N - n0), width = ceil_div(cols, kPanel) * kPanel;
+        float* dst = out + n0 * K;
+        for (i64 k = 0; k < K; ++k, dst += width) {
+            std::memcpy(dst, w + k * ldw + n0, static_cast<std::size_t>(cols) * sizeof(float));
+            for (i64 c = cols; c < width; ++c) dst[c] = 0.f;
         }
     }
 }
+
+void epilogue_only(i64 M, i64 n0, i64 n1, float* C, i64 ldc, const Epilogue& e) {
+    for (i64 m = 0; m < M; ++m) {
+        float* c = C + m * ldc;
+        if (!e.accumulate)
+            for (i64 n = n0; n < n1; ++n) c[n] = e.bias ? e.bias[n] : 0.f;
+        if (e.residual)
+            for (i64 n = n0; n < n1; ++n) c[n] += e.residual[m * e.ldr + n];
+        if (e.act && e.act->kind != Act::linear) activate(c + n0, c + n0, n1 - n0, *e.act);
+    }
+}
+
+void pack_b(const float* w, i64 ldw, i64 K, i64 N, float* out) { pack_column_groups(w, ldw, K, N, kPanel, out); }
 
 std::vector<float> pack_b(const float* w, i64 ldw, i64 K, i64 N) {
     std::vector<float> out(packed_size(K, N));
@@ -280,7 +287,7 @@ void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float*
           ThreadPool* pool) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        zero_k(M, N, C, ldc, e);
+        epilogue_only(M, 0, N, C, ldc, e);
         return;
     }
     if (M == 1 && B.packed) {  // a single row: the matrix-vector kernel (gemv.cpp)
@@ -306,7 +313,7 @@ void conv2d(const Conv2DParams& p, const float* x, const BMatrix& w, float* y, c
     const i64 M = p.n * p.oh * p.ow, N = p.cout, taps = p.kh * p.kw, K = taps * p.cin;
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        zero_k(M, N, y, N, e);
+        epilogue_only(M, 0, N, y, N, e);
         return;
     }
     Job j{};

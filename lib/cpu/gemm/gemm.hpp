@@ -54,6 +54,16 @@ struct Epilogue {
     const ActParams* act = nullptr; // applied last (null or linear: none)
 };
 
+/// Copies row-major w [K, N] (row stride ldw) in groups of `group` columns (a multiple of 16):
+/// group g is [K][width] at out + g * group * K, width its columns rounded up to 16, zero-padded.
+/// pack_b's panels are groups of 16, gemv_pack's blocks (gemv.hpp) groups of 256.
+void pack_column_groups(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N, std::int64_t group,
+                        float* out);
+
+/// Columns [n0, n1) of C [M, N] for K = 0, the epilogue alone: bias (unless accumulating), residual,
+/// activation.
+void epilogue_only(std::int64_t M, std::int64_t n0, std::int64_t n1, float* C, std::int64_t ldc, const Epilogue& e);
+
 /// C = A . B with A row-major [M, K] (row stride lda).
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const BMatrix& B,
           float* C, std::int64_t ldc, const Epilogue& e, ThreadPool* pool = nullptr);

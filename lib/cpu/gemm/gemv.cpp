@@ -3,7 +3,6 @@
 #include "cpu/gemm/gemv.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "cpu/gemm/ukernel.hpp"
 #include "cpu/simd.hpp"
@@ -41,45 +40,23 @@ using V = simd::Vec4;
 const GvTable table = make_table<2, 2>();
 }  // namespace gv_generic
 
-}  // namespace
-}  // namespace graft::cpu::gemm
-
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define GRAFT_GEMV_X86 1
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace graft::cpu::gemm {
-namespace {
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX2_BEGIN
 namespace gv_avx2 {
 using V = simd::Avx2;
 #include "cpu/gemm/gemv_impl.inc"
 const GvTable table = make_table<4, 8>();
 }  // namespace gv_avx2
-}  // namespace
-}  // namespace graft::cpu::gemm
-#pragma GCC pop_options
+GRAFT_SIMD_AVX2_END
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-namespace graft::cpu::gemm {
-namespace {
+GRAFT_SIMD_AVX512_BEGIN
 namespace gv_avx512 {
 using V = simd::Avx512;
 #include "cpu/gemm/gemv_impl.inc"
 const GvTable table = make_table<8, 16>();
 }  // namespace gv_avx512
-}  // namespace
-}  // namespace graft::cpu::gemm
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+GRAFT_SIMD_AVX512_END
 #endif
-
-namespace graft::cpu::gemm {
-
-namespace {
 
 using i64 = std::int64_t;
 
@@ -91,16 +68,7 @@ constexpr int kSplitKMaxThreads = 8;
 
 inline i64 round16(i64 n) { return (n + kPanel - 1) / kPanel * kPanel; }
 
-const GvTable& table() {
-#ifdef GRAFT_GEMV_X86
-    switch (active_isa()) {
-        case Isa::avx512: return gv_avx512::table;
-        case Isa::avx2: return gv_avx2::table;
-        default: break;
-    }
-#endif
-    return gv_generic::table;
-}
+const GvTable& table() { return GRAFT_SIMD_SELECT(active_isa(), gv_generic::table, gv_avx2::table, gv_avx512::table); }
 
 struct Problem {
     const GvTable* t;
@@ -214,16 +182,7 @@ std::size_t gemv_packed_size(i64 K, i64 N) {
     return static_cast<std::size_t>(std::max<i64>(K, 0) * round16(std::max<i64>(N, 0)));
 }
 
-void gemv_pack(const float* w, i64 ldw, i64 K, i64 N, float* out) {
-    for (i64 n0 = 0; n0 < N; n0 += kBlock) {
-        const i64 cols = std::min(kBlock, N - n0), width = round16(cols);
-        float* dst = out + n0 * K;
-        for (i64 k = 0; k < K; ++k, dst += width) {
-            std::memcpy(dst, w + k * ldw + n0, static_cast<std::size_t>(cols) * sizeof(float));
-            for (i64 c = cols; c < width; ++c) dst[c] = 0.f;
-        }
-    }
-}
+void gemv_pack(const float* w, i64 ldw, i64 K, i64 N, float* out) { pack_column_groups(w, ldw, K, N, kBlock, out); }
 
 std::vector<float> gemv_pack(const float* w, i64 ldw, i64 K, i64 N) {
     std::vector<float> out(gemv_packed_size(K, N));
@@ -234,12 +193,7 @@ std::vector<float> gemv_pack(const float* w, i64 ldw, i64 K, i64 N) {
 void gemv(i64 N, i64 K, const float* a, const float* b_gemv, float* c, const Epilogue& e, ThreadPool* pool) {
     if (N <= 0) return;
     if (K <= 0) {  // no product: the epilogue alone
-        for (i64 n = 0; n < N; ++n) {
-            float v = e.accumulate ? c[n] : e.bias ? e.bias[n] : 0.f;
-            if (e.residual) v += e.residual[n];
-            c[n] = v;
-        }
-        if (e.act && e.act->kind != Act::linear) activate(c, c, N, *e.act);
+        epilogue_only(1, 0, N, c, N, e);
         return;
     }
     run(problem(N, K, a, b_gemv, true, c, e), pool);
@@ -249,12 +203,7 @@ void gemv_columns(i64 N, i64 K, const float* a, const float* b_gemv, float* c, c
     n1 = std::min(n1, N);
     if (n1 <= n0) return;
     if (K <= 0) {  // no product: the epilogue alone
-        for (i64 n = n0; n < n1; ++n) {
-            float v = e.accumulate ? c[n] : e.bias ? e.bias[n] : 0.f;
-            if (e.residual) v += e.residual[n];
-            c[n] = v;
-        }
-        if (e.act && e.act->kind != Act::linear) activate(c + n0, c + n0, n1 - n0, *e.act);
+        epilogue_only(1, n0, n1, c, N, e);
         return;
     }
     run_cols(problem(N, K, a, b_gemv, true, c, e), n0, n1);

@@ -3,9 +3,8 @@
 #include "cpu/gemm/ukernel.hpp"
 #include "cpu/simd.hpp"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX2_BEGIN
 
 namespace graft::cpu::gemm {
 namespace {
@@ -25,8 +24,7 @@ const IsaKernels* avx2_kernels() {
 }
 
 }  // namespace graft::cpu::gemm
-
-#pragma GCC pop_options
+GRAFT_SIMD_AVX2_END
 
 #else
 namespace graft::cpu::gemm {

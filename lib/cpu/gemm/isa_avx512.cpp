@@ -3,11 +3,8 @@
 #include "cpu/gemm/ukernel.hpp"
 #include "cpu/simd.hpp"
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-// GCC 12 reports the intrinsics' internal _mm512_undefined_ps() as maybe-uninitialized.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX512_BEGIN
 
 namespace graft::cpu::gemm {
 namespace {
@@ -27,8 +24,7 @@ const IsaKernels* avx512_kernels() {
 }
 
 }  // namespace graft::cpu::gemm
-
-#pragma GCC pop_options
+GRAFT_SIMD_AVX512_END
 
 #else
 namespace graft::cpu::gemm {

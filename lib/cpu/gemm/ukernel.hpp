@@ -46,4 +46,8 @@ const IsaKernels* generic_kernels();
 const IsaKernels* avx2_kernels();
 const IsaKernels* avx512_kernels();
 
+enum class Isa : int;
+/// The micro-kernels of `isa`; the portable ones where the build has none for it (gemm.cpp).
+const IsaKernels& micro_kernels(Isa isa);
+
 }  // namespace graft::cpu::gemm

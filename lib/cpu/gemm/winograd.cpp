@@ -30,45 +30,23 @@ using V = simd::Vec4;
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_generic
 
-}  // namespace
-}  // namespace graft::cpu::gemm
-
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define GRAFT_WINOGRAD_X86 1
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace graft::cpu::gemm {
-namespace {
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX2_BEGIN
 namespace wg_avx2 {
 using V = simd::Avx2;
 #include "cpu/gemm/winograd_impl.inc"
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_avx2
-}  // namespace
-}  // namespace graft::cpu::gemm
-#pragma GCC pop_options
+GRAFT_SIMD_AVX2_END
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-namespace graft::cpu::gemm {
-namespace {
+GRAFT_SIMD_AVX512_BEGIN
 namespace wg_avx512 {
 using V = simd::Avx512;
 #include "cpu/gemm/winograd_impl.inc"
 const TfFns fns{{&input_tile<2>, &input_tile<4>}, {&output_tile<2>, &output_tile<4>}};
 }  // namespace wg_avx512
-}  // namespace
-}  // namespace graft::cpu::gemm
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+GRAFT_SIMD_AVX512_END
 #endif
-
-namespace graft::cpu::gemm {
-
-namespace {
 
 inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
@@ -83,20 +61,7 @@ constexpr i64 kStreamBytes = 16 << 20;  // U larger than this is assumed not to 
 constexpr i64 kParallelMin = 1 << 18;   // tiles * points * Cin * Cout below this: one thread
 constexpr int kMaxSlots = 16;           // most threads one kernel uses (scratch regions)
 
-const TfFns& transforms(Isa isa) {
-#ifdef GRAFT_WINOGRAD_X86
-    if (isa == Isa::avx512) return wg_avx512::fns;
-    if (isa == Isa::avx2) return wg_avx2::fns;
-#else
-    (void)isa;
-#endif
-    return wg_generic::fns;
-}
-
-const IsaKernels& micro_kernels(Isa isa) {
-    const IsaKernels* k = isa == Isa::avx512 ? avx512_kernels() : isa == Isa::avx2 ? avx2_kernels() : nullptr;
-    return k ? *k : *generic_kernels();
-}
+const TfFns& transforms(Isa isa) { return GRAFT_SIMD_SELECT(isa, wg_generic::fns, wg_avx2::fns, wg_avx512::fns); }
 
 /// Floats between consecutive transform points in V and M: whole cache lines plus one, so the
 /// points of a tile do not all fall in the same L1 set (4 KB aliasing when nt * C * 4 is a
@@ -330,25 +295,6 @@ void Winograd::run(const float* x, float* y, const Epilogue& e, float* workspace
             run_block(b, x, y, e, v, m, blk != last);
             last = blk;
         }
-    });
-}
-
-std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const Conv2DParams& p, int tile,
-                                             const std::vector<float>& w, Slot x, std::optional<Slot> bias,
-                                             std::optional<Slot> residual, Slot y, const ActParams& act) {
-    const float* u =
-        b.keep(std::make_shared<const std::vector<float>>(Winograd::transform_weights(w.data(), p.cin, p.cout, tile)));
-    auto wg = std::make_shared<const Winograd>(p, tile, u, ThreadPool::hardware_threads());
-    const Slot ws = b.workspace(wg->workspace_floats());
-    return native::make_kernel([=](const RunContext& c) {
-        Epilogue e;
-        e.bias = bias ? c.at(*bias) : nullptr;
-        if (residual) {
-            e.residual = c.at(*residual);
-            e.ldr = p.cout;
-        }
-        e.act = &act;
-        wg->run(c.at(x), c.at(y), e, c.at(ws), c.pool);
     });
 }
 

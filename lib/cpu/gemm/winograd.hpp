@@ -19,20 +19,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <optional>
 #include <vector>
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/kernels.hpp"
-#include "graft/backend/native_kernel.hpp"
 
 namespace graft::cpu::gemm {
-
-using native::BuildContext;
-using native::Kernel;
-using native::RunContext;
-using native::Slot;
 
 class Winograd {
 public:
@@ -75,12 +67,5 @@ private:
     std::int64_t slot_floats_ = 0;
     int slots_ = 1;
 };
-
-/// The native Conv2D kernel through Winograd with output tiles of `tile` (make_conv2d_kernel
-/// calls this with Winograd::choose(p) when it is not 0). w is the HWCN kernel; `residual` has
-/// y's shape.
-std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const Conv2DParams& p, int tile,
-                                             const std::vector<float>& w, Slot x, std::optional<Slot> bias,
-                                             std::optional<Slot> residual, Slot y, const ActParams& act);
 
 }  // namespace graft::cpu::gemm

@@ -18,19 +18,27 @@ struct PoolParams {
     i64 od, oh, ow;
 };
 
+/// One axis of the window of output position o: its first input position (negative in the
+/// leading padding) and the taps [lo, hi) that fall inside the input (none when lo >= hi).
+struct WindowSpan {
+    i64 start, lo, hi;
+};
+
+inline WindowSpan window_span(i64 o, i64 stride, i64 pad, i64 k, i64 size) {
+    const i64 start = o * stride - pad;
+    return {start, std::max<i64>(0, -start), std::min(k, size - start)};
+}
+
 /// Max or average pooling over NDHWC windows. Average pooling divides by the number of taps in
 /// range (TF / Keras); a window entirely in the padding gives 0.
 inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) {
     for (i64 n = 0; n < p.n; ++n)
         for (i64 od = 0; od < p.od; ++od) {
-            const i64 d0 = od * p.stride_d - p.pad_front;
-            const i64 kd_lo = std::max<i64>(0, -d0), kd_hi = std::min(p.kd, p.d - d0);
+            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d);
             for (i64 oh = 0; oh < p.oh; ++oh) {
-                const i64 h0 = oh * p.stride_h - p.pad_top;
-                const i64 kh_lo = std::max<i64>(0, -h0), kh_hi = std::min(p.kh, p.h - h0);
+                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h);
                 for (i64 ow = 0; ow < p.ow; ++ow) {
-                    const i64 w0 = ow * p.stride_w - p.pad_left;
-                    const i64 kw_lo = std::max<i64>(0, -w0), kw_hi = std::min(p.kw, p.w - w0);
+                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w);
                     float* yp = y + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
                     const i64 taps = std::max<i64>(kd_hi - kd_lo, 0) * std::max<i64>(kh_hi - kh_lo, 0) *
                                      std::max<i64>(kw_hi - kw_lo, 0);

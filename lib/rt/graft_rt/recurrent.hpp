@@ -107,6 +107,22 @@ inline void rnn_emit_final(const RnnParams& p, const float* out, const float* h,
     if (h_last) std::memcpy(h_last + o, h + o, bytes(count));
 }
 
+/// The time loop of a recurrent layer on rows [n0, n1): for each step, the masked rows' states
+/// are saved, step(tt) runs the cell at time tt, masked rows get their states back and the step's
+/// output is emitted; at the end the final output and the last h (h_last may be null).
+template <class Step>
+inline void rnn_steps(const RnnParams& p, const float* mask, RnnWork& w, float* y, float* h_last, i64 n0, i64 n1,
+                      Step step) {
+    for (i64 s = 0; s < p.t; ++s) {
+        const i64 tt = rnn_time(p, s);
+        rnn_mask_save(p, mask, w, n0, n1);
+        step(tt);
+        rnn_mask_apply(p, mask, tt, w, n0, n1);
+        rnn_emit_step(p, s, rnn_output(mask, w), y, n0, n1);
+    }
+    rnn_emit_final(p, rnn_output(mask, w), w.h, y, h_last, n0, n1);
+}
+
 /// tanh as a rational function (Eigen's float approximation, as graft's native kernels use: a few
 /// ulp, saturating beyond +-7.9053), written so the compiler vectorizes it: the gates' activations
 /// dominate a step.
@@ -167,6 +183,17 @@ inline void rnn_gru_blend(const float* zg, float* hh, float* h, i64 U, const Rnn
     for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
 }
 
+/// The pre-activations of step tt for every row: w.hr [N, gu] = h R (R packed) + the step's rows
+/// of the input projection w.xp.
+inline void rnn_preactivations(const RnnParams& p, RnnWork& w, const float* R, i64 gu, i64 tt) {
+    gemm(p.n, gu, p.u, w.h, p.u, R, p.u * kPanel, w.hr, gu, nullptr, false);
+    for (i64 n = 0; n < p.n; ++n) {
+        float* z = w.hr + n * gu;
+        const float* xr = w.xp + (n * p.t + tt) * gu;
+        for (i64 j = 0; j < gu; ++j) z[j] += xr[j];
+    }
+}
+
 /// SimpleRNN: h = act(x W + h R + b); b [U] or null. mask [N, T] or null; h_last may be null.
 inline void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
                        const RnnParams& p, float* work, const float* mask) {
@@ -174,20 +201,10 @@ inline void simple_rnn(const float* x, const float* W, const float* R, const flo
     RnnWork w = rnn_carve(p, 1, work);
     rnn_init_state(w.h, nullptr, p, 0, p.n);
     gemm(p.n * p.t, U, p.i, x, p.i, W, p.i * kPanel, w.xp, U, b, false);
-    for (i64 s = 0; s < p.t; ++s) {
-        const i64 tt = rnn_time(p, s);
-        rnn_mask_save(p, mask, w, 0, p.n);
-        gemm(p.n, U, U, w.h, U, R, U * kPanel, w.hr, U, nullptr, false);
-        for (i64 n = 0; n < p.n; ++n) {
-            float* z = w.hr + n * U;
-            const float* xr = w.xp + (n * p.t + tt) * U;
-            for (i64 j = 0; j < U; ++j) z[j] += xr[j];
-            rnn_act(z, w.h + n * U, U, p.act);
-        }
-        rnn_mask_apply(p, mask, tt, w, 0, p.n);
-        rnn_emit_step(p, s, rnn_output(mask, w), y, 0, p.n);
-    }
-    rnn_emit_final(p, rnn_output(mask, w), w.h, y, h_last, 0, p.n);
+    rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
+        rnn_preactivations(p, w, R, U, tt);
+        for (i64 n = 0; n < p.n; ++n) rnn_act(w.hr + n * U, w.h + n * U, U, p.act);
+    });
 }
 
 /// LSTM (Keras gate order i, f, c, o); b [4U] or null. c_last may be null.
@@ -198,20 +215,10 @@ inline void lstm(const float* x, const float* W, const float* R, const float* b,
     rnn_init_state(w.h, nullptr, p, 0, p.n);
     rnn_init_state(w.c, nullptr, p, 0, p.n);
     gemm(p.n * p.t, G, p.i, x, p.i, W, p.i * kPanel, w.xp, G, b, false);
-    for (i64 s = 0; s < p.t; ++s) {
-        const i64 tt = rnn_time(p, s);
-        rnn_mask_save(p, mask, w, 0, p.n);
-        gemm(p.n, G, U, w.h, U, R, U * kPanel, w.hr, G, nullptr, false);
-        for (i64 n = 0; n < p.n; ++n) {
-            float* z = w.hr + n * G;
-            const float* xr = w.xp + (n * p.t + tt) * G;
-            for (i64 j = 0; j < G; ++j) z[j] += xr[j];
-            rnn_lstm_cell(z, w.c + n * U, w.h + n * U, U, p, rnn_act);
-        }
-        rnn_mask_apply(p, mask, tt, w, 0, p.n);
-        rnn_emit_step(p, s, rnn_output(mask, w), y, 0, p.n);
-    }
-    rnn_emit_final(p, rnn_output(mask, w), w.h, y, h_last, 0, p.n);
+    rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
+        rnn_preactivations(p, w, R, G, tt);
+        for (i64 n = 0; n < p.n; ++n) rnn_lstm_cell(w.hr + n * G, w.c + n * U, w.h + n * U, U, p, rnn_act);
+    });
     if (c_last) std::memcpy(c_last, w.c, bytes(p.n * U));
 }
 
@@ -226,9 +233,7 @@ inline void gru(const float* x, const float* W, const float* R_zr, const float* 
     rnn_init_state(w.h, nullptr, p, 0, p.n);
     gemm(p.n * p.t, G, p.i, x, p.i, W, p.i * kPanel, w.xp, G, b, false);  // b's first row is the input bias
     const float* b_rec = reset_after && b ? b + G : nullptr;
-    for (i64 s = 0; s < p.t; ++s) {
-        const i64 tt = rnn_time(p, s);
-        rnn_mask_save(p, mask, w, 0, p.n);
+    rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
         if (reset_after)
             gemm(p.n, G, U, w.h, U, R_zr, U * kPanel, w.hr, G, b_rec, false);
         else
@@ -257,10 +262,7 @@ inline void gru(const float* x, const float* W, const float* R_zr, const float* 
             float* hh = w.hr + n * G + 2 * U;
             rnn_gru_blend(zg, hh, w.h + n * U, U, p, rnn_act);
         }
-        rnn_mask_apply(p, mask, tt, w, 0, p.n);
-        rnn_emit_step(p, s, rnn_output(mask, w), y, 0, p.n);
-    }
-    rnn_emit_final(p, rnn_output(mask, w), w.h, y, h_last, 0, p.n);
+    });
 }
 
 }  // namespace graft_rt

@@ -207,29 +207,39 @@ ConstantVariable* depthwise_kernel(LayerContext& ctx, const WeightArray& w, cons
     return ctx.constant(w.name, kOrderHWCM, s, *w.data);
 }
 
-void depthwise(LayerContext& ctx, std::size_t nd) {
+/// What a depthwise and a separable layer start from: the config (`filters` as read_conv; causal
+/// padding refused for the `what` convolution), `weights` weights besides the bias, the depth
+/// multiplier and the input as NHWC with its channel count.
+struct DepthwiseStart {
+    ConvConfig k;
+    std::int64_t mult = 1;
+    Variable* x = nullptr;
+    std::int64_t cin = 0;
+};
+
+DepthwiseStart depthwise_start(LayerContext& ctx, std::size_t nd, bool filters, const std::string& what,
+                               std::size_t weights) {
     ctx.expect_inputs(1, 1);
-    const ConvConfig k = read_conv(ctx, nd, false);
-    if (k.padding == "causal") ctx.fail_unsupported("causal padding for a depthwise convolution");
-    ctx.expect_weights(k.use_bias ? 2 : 1);
-    const std::int64_t mult = ctx.config().get_int("depth_multiplier", 1);
-    if (mult < 1) ctx.fail_format("depth_multiplier must be at least 1");
-    Variable* x = input_2d(ctx, k, nd);
-    const std::int64_t cin = x->size(Axis::C);
+    DepthwiseStart d;
+    d.k = read_conv(ctx, nd, filters);
+    if (d.k.padding == "causal") ctx.fail_unsupported("causal padding for a " + what + " convolution");
+    ctx.expect_weights(d.k.use_bias ? weights + 1 : weights);
+    d.mult = ctx.config().get_int("depth_multiplier", 1);
+    if (d.mult < 1) ctx.fail_format("depth_multiplier must be at least 1");
+    d.x = input_2d(ctx, d.k, nd);
+    d.cin = d.x->size(Axis::C);
+    return d;
+}
+
+void depthwise(LayerContext& ctx, std::size_t nd) {
+    const auto [k, mult, x, cin] = depthwise_start(ctx, nd, false, "depthwise", 1);
     NamedVars ins{{"x", x}, {"w", depthwise_kernel(ctx, ctx.weight(0), k, cin, mult)}};
     if (k.use_bias) ins.emplace_back("b", ctx.constant(ctx.weight(1), OrderC, {cin * mult}));
     finish(ctx, ctx.op(ops::kDepthwiseConv2D, std::move(ins), conv_attrs(k, nd == 1))->output("y"), nd == 1, k, nd);
 }
 
 void separable(LayerContext& ctx, std::size_t nd) {
-    ctx.expect_inputs(1, 1);
-    const ConvConfig k = read_conv(ctx, nd);
-    if (k.padding == "causal") ctx.fail_unsupported("causal padding for a separable convolution");
-    ctx.expect_weights(k.use_bias ? 3 : 2);
-    const std::int64_t mult = ctx.config().get_int("depth_multiplier", 1);
-    if (mult < 1) ctx.fail_format("depth_multiplier must be at least 1");
-    Variable* x = input_2d(ctx, k, nd);
-    const std::int64_t cin = x->size(Axis::C);
+    const auto [k, mult, x, cin] = depthwise_start(ctx, nd, true, "separable", 2);
     NamedVars dw{{"x", x}, {"w", depthwise_kernel(ctx, ctx.weight(0), k, cin, mult)}};
     Variable* mid = ctx.op(ops::kDepthwiseConv2D, std::move(dw), conv_attrs(k, nd == 1), "depthwise")->output("y");
     const WeightArray& pw = ctx.weight(1);
