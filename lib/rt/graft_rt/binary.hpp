@@ -65,18 +65,7 @@ inline void binary_walk(F f, const float* a, const float* b, float* y, const i64
     i64 ao = 0, bo = 0;
     for (float* yo = y;; yo += n) {
         binary_run(f, a + ao, sa, b + bo, sb, yo, n);
-        int k = q - 1;
-        for (; k >= 0; --k) {
-            if (++idx[k] < shape[k]) {
-                ao += as[k];
-                bo += bs[k];
-                break;
-            }
-            ao -= (shape[k] - 1) * as[k];
-            bo -= (shape[k] - 1) * bs[k];
-            idx[k] = 0;
-        }
-        if (k < 0) return;
+        if (!next_position(q, shape, idx, ao, as, bo, bs)) return;
     }
 }
 

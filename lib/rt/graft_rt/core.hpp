@@ -21,4 +21,27 @@ inline void copy(const float* x, float* y, i64 n) {
     if (x != y && n > 0) std::memmove(y, x, bytes(n));
 }
 
+/// One step of a row-major walk over n axes of sizes d (the last fastest): moves the multi-index
+/// idx on, and the offsets o0 and o1 by their strides s0[k] and s1[k] along the axis k that moved.
+/// Returns false, with idx all zero again, after the last position.
+inline bool next_position(int n, const i64* d, i64* idx, i64& o0, const i64* s0, i64& o1, const i64* s1) {
+    for (int k = n - 1; k >= 0; --k) {
+        if (++idx[k] < d[k]) {
+            o0 += s0[k];
+            o1 += s1[k];
+            return true;
+        }
+        o0 -= (d[k] - 1) * s0[k];
+        o1 -= (d[k] - 1) * s1[k];
+        idx[k] = 0;
+    }
+    return false;
+}
+
+/// The same walk with one offset.
+inline bool next_position(int n, const i64* d, i64* idx, i64& o, const i64* s) {
+    i64 unused = 0;
+    return next_position(n, d, idx, o, s, unused, s);
+}
+
 }  // namespace graft_rt

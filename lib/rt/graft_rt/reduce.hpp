@@ -61,22 +61,14 @@ template <class F>
 inline void reduce_visit(const float* x, const i64* d, const i64* s, int n, F& f) {
     const i64 len = d[n - 1], st = s[n - 1];
     i64 idx[reduce_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (const float* p = x;;) {
+    i64 o = 0;
+    do {
+        const float* p = x + o;
         if (st == 1)
             for (i64 i = 0; i < len; ++i) f(p[i]);
         else
             for (i64 i = 0; i < len; ++i) f(p[i * st]);
-        int k = n - 2;
-        for (; k >= 0; --k) {
-            if (++idx[k] < d[k]) {
-                p += s[k];
-                break;
-            }
-            p -= (d[k] - 1) * s[k];
-            idx[k] = 0;
-        }
-        if (k < 0) return;
-    }
+    } while (next_position(n - 1, d, idx, o, s));
 }
 
 /// The reduction of x's entries along the axes (d, s); `count` of them.
@@ -155,7 +147,8 @@ inline void reduce(ReduceKind k, const float* x, float* y, const i64* kd, const 
                 for (i64 j = 0; j < m; ++j) acc[j] = (k == ReduceKind::max || k == ReduceKind::min) ? base[j] : 0.0;
                 // walk the reduced axes by hand: every step reads m contiguous floats
                 i64 r[reduce_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
-                for (const float* p = base;;) {
+                for (i64 po = 0;;) {
+                    const float* p = base + po;
                     switch (k) {
                         case ReduceKind::max: for (i64 j = 0; j < m; ++j) acc[j] = p[j] > acc[j] ? p[j] : acc[j]; break;
                         case ReduceKind::min: for (i64 j = 0; j < m; ++j) acc[j] = p[j] < acc[j] ? p[j] : acc[j]; break;
@@ -166,16 +159,7 @@ inline void reduce(ReduceKind k, const float* x, float* y, const i64* kd, const 
                             break;
                         default: for (i64 j = 0; j < m; ++j) acc[j] += p[j]; break;
                     }
-                    int q = nr - 1;
-                    for (; q >= 0; --q) {
-                        if (++r[q] < e[q]) {
-                            p += t[q];
-                            break;
-                        }
-                        p -= (e[q] - 1) * t[q];
-                        r[q] = 0;
-                    }
-                    if (q < 0) break;
+                    if (!next_position(nr, e, r, po, t)) break;
                 }
                 for (i64 j = 0; j < m; ++j) {
                     double v = acc[j];
@@ -188,16 +172,7 @@ inline void reduce(ReduceKind k, const float* x, float* y, const i64* kd, const 
         } else {
             for (i64 j = 0; j < inner; ++j) y[yo + j] = reduce_one(k, x + xo + j * s[nk - 1], e, t, nr, count);
         }
-        int q = nk - 2;
-        for (; q >= 0; --q) {
-            if (++idx[q] < d[q]) {
-                xo += s[q];
-                break;
-            }
-            xo -= (d[q] - 1) * s[q];
-            idx[q] = 0;
-        }
-        if (q < 0) return;
+        if (!next_position(nk - 1, d, idx, xo, s)) return;
     }
 }
 

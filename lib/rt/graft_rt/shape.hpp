@@ -19,21 +19,8 @@ template <class F>
 inline void odometer(int q, const i64* d, const i64* xs, const i64* ys, F f) {
     i64 idx[max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
     i64 xo = 0, yo = 0;
-    for (;;) {
-        f(xo, yo);
-        int k = q - 1;
-        for (; k >= 0; --k) {
-            if (++idx[k] < d[k]) {
-                xo += xs[k];
-                yo += ys[k];
-                break;
-            }
-            xo -= (d[k] - 1) * xs[k];
-            yo -= (d[k] - 1) * ys[k];
-            idx[k] = 0;
-        }
-        if (k < 0) return;
-    }
+    do f(xo, yo);
+    while (next_position(q, d, idx, xo, xs, yo, ys));
 }
 
 /// y = x with its axes permuted: y's axis i is x's axis perm[i]. Size-1 axes are dropped and
