@@ -14,6 +14,7 @@ namespace graft::optimize::passes {
 bool remove_noops(Graph& g, const Registry& reg);        // Identity, identity Reshape/Transpose, linear Activation, 1-input Merge
 bool constant_fold(Graph& g, const Registry& reg);       // ops whose inputs are all constants, run on the native kernels
 bool fold_batchnorm(Graph& g, const Registry& reg);      // BatchNormalization into the preceding Linear/Conv weights and bias
+bool fold_bias_add(Graph& g, const Registry& reg);       // Add of a per-channel constant into the preceding Linear/Conv bias
 bool fuse_activation(Graph& g, const Registry& reg);     // Activation into its producer's epilogue
 bool fuse_elementwise(Graph& g, const Registry& reg);    // chains of elementwise ops into one FusedElementwise
 bool fuse_residual(Graph& g, const Registry& reg);       // Add(conv(x), r) into the conv's residual input
@@ -78,6 +79,14 @@ inline Operator* add_input(Graph& g, Operator* op, const std::string& port, Vari
     NamedVars inputs = op->inputs();
     inputs.emplace_back(port, v);
     return rebuild(g, op, std::move(inputs), op->attrs());
+}
+
+/// Sets `p`'s bias input b to `nb`, adding the input if p has none (`b` is the current one).
+inline void set_bias(Graph& g, Operator* p, const ConstantVariable* b, Variable* nb) {
+    if (b)
+        g.set_input(p, "b", nb);
+    else
+        add_input(g, p, "b", nb);
 }
 
 /// The producer P of `act`'s input when fuse_activation moves `act` into P's epilogue: `act` is

@@ -55,10 +55,7 @@ bool fold_batchnorm(Graph& g, const Registry& reg) {
         // New constants: the old ones may be shared with other operators (a shared layer).
         g.set_input(p, "w", new_constant(g, w->name() + "/bn", w->order(), w->shape(), std::move(wd)));
         auto* nb = new_constant(g, (b ? b->name() : p->name() + "/bias") + "/bn", OrderC, {static_cast<std::int64_t>(units)}, std::move(bias));
-        if (b)
-            g.set_input(p, "b", nb);
-        else
-            add_input(g, p, "b", nb);
+        set_bias(g, p, b, nb);
         bypass(g, bn, bn->output("y"), x);
         changed = true;
     }

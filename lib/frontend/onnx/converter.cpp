@@ -5,13 +5,15 @@
 //
 // The pre-flight check is the conversion run to the end, as for Keras: every node without a
 // converter and every converter's UnsupportedError is collected, nodes downstream of a refused one
-// are listed as unchecked, and convert() throws one UnsupportedError naming them all.
+// are listed as unchecked, and convert() throws one UnsupportedError naming them all. Exporter
+// patterns (decomposed LayerNorm, GELU, SiLU, Hardswish) are fused back first (patterns.hpp).
 #include <map>
 #include <set>
 
 #include "frontend/findings.hpp"
 #include "frontend/onnx/model_proto.hpp"
 #include "frontend/onnx/node_context.hpp"
+#include "frontend/onnx/patterns.hpp"
 #include "graft/frontend/onnx.hpp"
 #include "ops/op_types.hpp"
 
@@ -42,8 +44,12 @@ public:
         }
         for (const auto& vi : graph.input())
             if (!slots_.count(vi.name())) add_input(vi);  // an input that is also an initializer is a constant with a default
-        report_.layers = static_cast<std::size_t>(graph.node_size());
-        for (int k = 0; k < graph.node_size(); ++k) convert_node(graph.node(k), k);
+        const FusedNodes nodes = fuse_patterns(file_, [this](const std::string& name) -> const HostTensor* {
+            auto it = slots_.find(name);
+            return it == slots_.end() ? nullptr : it->second.known.get();
+        });
+        report_.layers = nodes.nodes.size();
+        for (std::size_t k = 0; k < nodes.nodes.size(); ++k) convert_node(*nodes.nodes[k], static_cast<int>(k));
         if (!report_.findings.empty()) return;
         add_outputs();
     }

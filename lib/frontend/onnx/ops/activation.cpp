@@ -79,6 +79,21 @@ void selu(NodeContext& ctx) {
     ctx.set_outputs({binary(ctx, "Mul", e, scalar(ctx, static_cast<float>(gamma), "gamma"), "")});
 }
 
+/// Gelu (opset 20; also what patterns.cpp makes of the exporters' Erf chain): exact or tanh.
+void gelu(NodeContext& ctx) {
+    const std::string approximate = ctx.config().get_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+        ctx.fail_unsupported("approximate '" + approximate + "', expected 'none' or 'tanh'");
+    unary(ctx, approximate == "none" ? "gelu" : "gelu_tanh");
+}
+
+/// Swish (opset 24; also what patterns.cpp makes of Sigmoid(x) * x): x * sigmoid(alpha x).
+void swish(NodeContext& ctx) {
+    const double alpha = ctx.config().get_float("alpha", 1.0);
+    if (!near(alpha, 1.0)) ctx.fail_unsupported("Swish with alpha " + std::to_string(alpha) + " (graft's swish has alpha 1)");
+    unary(ctx, "swish");
+}
+
 void hard_sigmoid(NodeContext& ctx) {
     const double alpha = ctx.config().get_float("alpha", 0.2), beta = ctx.config().get_float("beta", 0.5);
     if (near(alpha, 0.2) && near(beta, 0.5)) return unary(ctx, "hard_sigmoid");
@@ -200,6 +215,8 @@ void register_activation(Registry& r) {
     add(r, "Softsign", softsign);
     add(r, "Erf", erf);
     add(r, "HardSwish", hard_swish);
+    add(r, "Gelu", gelu);
+    add(r, "Swish", swish);
     add(r, "Abs", abs_);
     add(r, "Neg", neg);
     add(r, "Exp", exp_);
