@@ -1,16 +1,24 @@
 #!/usr/bin/env node
 // graft vs ONNX Runtime, side by side in one run, alternating.
 //
-//   node bench/compare.js --graft BUILD/bin/graft [--kit DIR] [--big DIR] [--models mlp,smallcnn,lstm,resnet18k]
-//        [--batches 1,32] [--threads 1,2] [--rounds 3] [--out bench/RESULTS.md]
+//   node bench/compare.js --graft BUILD/bin/graft [--kit DIR] [--big DIR] [--extra DIR[,DIR]]
+//        [--models mlp,smallcnn,lstm,resnet18k] [--formats h5,onnx] [--ort c-api|node]
+//        [--batches 1,32] [--threads 1,2] [--rounds 3] [--out FILE.md]
 //
-// --kit is the benchmark kit (default $GRAFT_BENCH_KIT or /work/shared/bench): models/<m>/ for
-// mlp, smallcnn, lstm, ort_bench.js, and node_modules/onnxruntime-node (`npm ci --ignore-scripts`
-// there). --big holds resnet18k (default $GRAFT_BENCH_BIG or /tmp/graft-bench; make.sh makes it).
-// For every row (model x batch x threads) it runs `graft bench --json --check output.npy` and the
-// kit's ort_bench.js --json alternately, --rounds times each (each a fresh process), and reports
-// the median of the per-round medians, the best min, graft/ORT, and graft's GFLOP/s. A graft
-// output that misses the reference (atol/rtol from manifest.json) fails the row.
+// --kit is the benchmark kit (default $GRAFT_BENCH_KIT or /work/shared/bench): models/<m>/ for mlp,
+// smallcnn, lstm, and the ORT runners. --big holds resnet18k (default $GRAFT_BENCH_BIG or
+// /tmp/graft-bench; the kit's make.sh makes it); --extra lists more folders of models, such as the
+// torchvision exports of tests/fixtures/onnx/make_torch.py --bench (a model folder has model.onnx
+// and/or model.h5, input_bB.npy, output_bB.npy and optionally manifest.json with atol, rtol,
+// gflop_per_sample).
+//
+// For every row (model x batch x threads) it runs, --rounds times and alternating, each a fresh
+// process: `graft bench --json --check output.npy` on model.h5 and on model.onnx (--formats), and
+// ORT on model.onnx. --ort c-api (the default) is the kit's ort_cpp/ort_bench, ORT in-process
+// through its C API (`make -C KIT/ort_cpp`); --ort node is ort_bench.js, which adds the node
+// binding's 14-54 us per run. It reports the median of the per-round medians, the best min,
+// graft/ORT for each format and graft's GFLOP/s. A graft output that misses the reference fails the
+// row and the run.
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -19,34 +27,32 @@ const path = require('path');
 
 function parse(argv) {
   const a = {graft: null, kit: process.env.GRAFT_BENCH_KIT || '/work/shared/bench',
-             big: process.env.GRAFT_BENCH_BIG || '/tmp/graft-bench', models: 'mlp,smallcnn,lstm,resnet18k',
-             batches: '1,32', threads: '1,2', rounds: 3, out: null};
+             big: process.env.GRAFT_BENCH_BIG || '/tmp/graft-bench', extra: '', models: 'mlp,smallcnn,lstm,resnet18k',
+             formats: 'h5,onnx', ort: 'c-api', batches: '1,32', threads: '1,2', rounds: 3, out: null};
+  const keys = {'--graft': 'graft', '--kit': 'kit', '--big': 'big', '--extra': 'extra', '--models': 'models', '--formats': 'formats',
+                '--ort': 'ort', '--batches': 'batches', '--threads': 'threads', '--rounds': 'rounds', '--out': 'out'};
   for (let i = 0; i < argv.length; i++) {
-    const k = argv[i], v = () => argv[++i];
-    if (k === '--graft') a.graft = v();
-    else if (k === '--kit') a.kit = v();
-    else if (k === '--big') a.big = v();
-    else if (k === '--models') a.models = v();
-    else if (k === '--batches') a.batches = v();
-    else if (k === '--threads') a.threads = v();
-    else if (k === '--rounds') a.rounds = +v();
-    else if (k === '--out') a.out = v();
-    else { console.error('unknown argument ' + k); process.exit(2); }
+    if (!keys[argv[i]] || i + 1 >= argv.length) { console.error('unknown argument or missing value: ' + argv[i]); process.exit(2); }
+    a[keys[argv[i]]] = argv[++i];
   }
+  a.rounds = +a.rounds;
   if (!a.graft) { console.error('usage: node bench/compare.js --graft PATH/TO/graft [options] (see the header)'); process.exit(2); }
+  if (a.ort !== 'c-api' && a.ort !== 'node') { console.error('--ort is c-api or node'); process.exit(2); }
   return a;
 }
 
-// GFLOP per sample: 2 x multiply-adds of Dense/Conv/LSTM (the kit's README).
+// GFLOP per sample: 2 x multiply-adds of Dense/Conv/LSTM (the kit's README); others from manifest.json.
 const GFLOP = {mlp: 2 * (784 * 512 + 512 * 512 + 512 * 10) / 1e9,
                smallcnn: 2 * (28 * 28 * 9 * 1 * 32 + 28 * 28 * 9 * 32 * 64 + 14 * 14 * 64 * 128 + 128 * 10) / 1e9,
                lstm: 2 * (50 * (64 + 128) * 512 + 128 * 10) / 1e9,
                resnet18k: 3.63};
-// Timed iterations per row (as run_ort.sh), by model and batch.
-const ITERS = {mlp: {1: 2000, 32: 500}, smallcnn: {1: 500, 32: 100}, lstm: {1: 500, 32: 200}, resnet18k: {1: 50, 32: 8}};
+// Timed iterations per row (as run_ort.sh), by model and batch; large models otherwise.
+const ITERS = {mlp: {1: 2000, 32: 500}, smallcnn: {1: 500, 32: 100}, lstm: {1: 500, 32: 200}};
+const ITERS_LARGE = {1: 50, 32: 8};
 
 const median = (xs) => { const s = [...xs].sort((p, q) => p - q), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
-const fmt = (x, d = 3) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(d));
+const fmt = (x, d = 3) => (x === undefined ? '-' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(d));
+const ratio = (x, y) => (x === undefined ? '-' : (x / y).toFixed(2));
 
 function runJson(cmd, args) {
   const out = execFileSync(cmd, args, {encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'pipe']});
@@ -54,64 +60,104 @@ function runJson(cmd, args) {
   return JSON.parse(line);
 }
 
-function main() {
-  const a = parse(process.argv.slice(2));
-  const ortBench = path.join(a.kit, 'ort_bench.js');
+function ortRunner(a) {
+  if (a.ort === 'c-api') {
+    const exe = path.join(a.kit, 'ort_cpp', 'ort_bench');
+    if (!fs.existsSync(exe)) throw new Error(`${exe} is missing: run 'make -C ${path.join(a.kit, 'ort_cpp')}' (after 'npm ci --ignore-scripts' in the kit)`);
+    return {label: `\`${exe}\` (ORT in-process through its C API)`, run: (model, input, t, iters) =>
+      runJson(exe, [model, input, '--threads', `${t}`, '--iters', `${iters}`, '--json'])};
+  }
+  const js = path.join(a.kit, 'ort_bench.js');
   if (!fs.existsSync(path.join(a.kit, 'node_modules', 'onnxruntime-node')))
     throw new Error(`${a.kit}/node_modules/onnxruntime-node is missing: run 'npm ci --ignore-scripts' in the kit (or pass --kit)`);
+  return {label: `\`${js}\` (onnxruntime-node)`, run: (model, input, t, iters) =>
+    runJson('node', [js, model, input, '--threads', `${t}`, '--iters', `${iters}`, '--json'])};
+}
+
+/// The folder of model `m`: the kit's models/, --big, or one of --extra.
+function modelDir(a, m) {
+  const dirs = [path.join(a.kit, 'models', m), path.join(a.big, m), ...a.extra.split(',').filter(Boolean).map((d) => path.join(d, m))];
+  return dirs.find((d) => fs.existsSync(path.join(d, 'model.onnx')) || fs.existsSync(path.join(d, 'model.h5')));
+}
+
+function benchRow(a, ort, m, dir, man, b, t) {
+  const iters = (ITERS[m] || man.iters || ITERS_LARGE)[b] || 100;
+  const input = path.join(dir, `input_b${b}.npy`), ref = path.join(dir, `output_b${b}.npy`);
+  const formats = a.formats.split(',').filter((f) => fs.existsSync(path.join(dir, `model.${f}`)));
+  const g = Object.fromEntries(formats.map((f) => [f, []])), o = [], failed = {};
+  for (let r = 0; r < a.rounds; r++) {
+    for (const f of formats.filter((x) => !failed[x])) {
+      try {
+        g[f].push(runJson(a.graft, ['bench', path.join(dir, `model.${f}`), '--input', input, '--threads', `${t}`, '--iters', `${iters}`,
+                                    '--json', '--check', ref, '--atol', `${man.atol || 1e-4}`, '--rtol', `${man.rtol || 1e-4}`]));
+      } catch (e) {  // a model graft refuses (an op it lacks) is reported in the row, not fatal
+        failed[f] = (e.stderr ? e.stderr.toString() : e.message).trim().split('\n').pop();
+        console.error(`${m} .${f}: ${failed[f]}`);
+      }
+    }
+    o.push(ort.run(path.join(dir, 'model.onnx'), input, t, iters));
+  }
+  formats.splice(0, formats.length, ...formats.filter((f) => !failed[f]));
+  const row = {model: m, batch: b, threads: t, ort_ms: median(o.map((x) => x.median_ms)), ort_min: Math.min(...o.map((x) => x.min_ms)), failed};
+  if (!formats.length) return Object.assign(row, {ok: false, worst: Infinity, err: NaN, graft_min: NaN, rss: NaN, arena: NaN});
+  const all = formats.flatMap((f) => g[f]);
+  for (const f of formats) row[f] = median(g[f].map((x) => x.median_ms));
+  row.graft_min = Math.min(...all.map((x) => x.min_ms));
+  row.err = Math.max(...all.map((x) => x.max_abs_err));
+  row.ok = all.every((x) => x.ok);
+  row.first_ms = median(all.map((x) => x.first_result_ms));
+  row.rss = Math.max(...all.map((x) => x.peak_rss_mb));
+  row.arena = all[0].arena_mb;
+  row.worst = Math.max(...formats.map((f) => row[f] / row.ort_ms));
+  const best = Math.min(...formats.map((f) => row[f]));
+  const gflop = GFLOP[m] || man.gflop_per_sample;
+  row.gflops = gflop ? gflop * b / (best / 1e3) : undefined;
+  console.error(`${m} b${b} t${t}: ` + formats.map((f) => `graft .${f} ${fmt(row[f])} ms`).join(', ') +
+                `, ORT ${fmt(row.ort_ms)} ms, worst ratio ${row.worst.toFixed(2)}, max err ${row.err.toExponential(1)} ${row.ok ? 'ok' : 'FAIL'}`);
+  return row;
+}
+
+function main() {
+  const a = parse(process.argv.slice(2));
+  const ort = ortRunner(a);
   const rows = [];
   const started = new Date();
   const load0 = os.loadavg();
   for (const m of a.models.split(',')) {
-    const dir = m === 'resnet18k' ? path.join(a.big, m) : path.join(a.kit, 'models', m);
-    if (!fs.existsSync(path.join(dir, 'manifest.json'))) { console.error(`skipping ${m}: no ${dir}/manifest.json`); continue; }
-    const man = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-    const inName = man.inputs[0].name;
+    const dir = modelDir(a, m);
+    if (!dir || !fs.existsSync(path.join(dir, 'model.onnx'))) { console.error(`skipping ${m}: no model.onnx in the kit, --big or --extra`); continue; }
+    const mf = path.join(dir, 'manifest.json');
+    const man = fs.existsSync(mf) ? JSON.parse(fs.readFileSync(mf, 'utf8')) : {};
     for (const b of a.batches.split(',').map(Number)) {
-      for (const t of a.threads.split(',').map(Number)) {
-        const iters = (ITERS[m] || {})[b] || 100;
-        const input = path.join(dir, `input_b${b}.npy`), ref = path.join(dir, `output_b${b}.npy`);
-        const g = [], o = [];
-        for (let r = 0; r < a.rounds; r++) {
-          g.push(runJson(a.graft, ['bench', path.join(dir, 'model.h5'), '--input', `${inName}=${input}`, '--threads', `${t}`,
-                                   '--iters', `${iters}`, '--json', '--check', ref, '--atol', `${man.atol}`, '--rtol', `${man.rtol}`]));
-          o.push(runJson('node', [ortBench, path.join(dir, 'model.onnx'), input, '--threads', `${t}`, '--iters', `${iters}`, '--json']));
-        }
-        const row = {model: m, batch: b, threads: t, iters, rounds: a.rounds,
-                     graft_ms: median(g.map((x) => x.median_ms)), graft_min: Math.min(...g.map((x) => x.min_ms)),
-                     ort_ms: median(o.map((x) => x.median_ms)), ort_min: Math.min(...o.map((x) => x.min_ms)),
-                     err: Math.max(...g.map((x) => x.max_abs_err)), ok: g.every((x) => x.ok),
-                     first_ms: median(g.map((x) => x.first_result_ms)), rss: Math.max(...g.map((x) => x.peak_rss_mb)),
-                     arena: g[0].arena_mb};
-        row.ratio = row.graft_ms / row.ort_ms;
-        row.ratio_min = row.graft_min / row.ort_min;
-        row.gflops = (GFLOP[m] || 0) * b / (row.graft_ms / 1e3);
-        rows.push(row);
-        console.error(`${m} b${b} t${t}: graft ${fmt(row.graft_ms)} ms, ORT ${fmt(row.ort_ms)} ms, ratio ${row.ratio.toFixed(2)}` +
-                      ` (min ${row.ratio_min.toFixed(2)}), max err ${row.err.toExponential(1)} ${row.ok ? 'ok' : 'FAIL'}`);
-      }
+      if (!fs.existsSync(path.join(dir, `input_b${b}.npy`))) { console.error(`skipping ${m} b${b}: no input_b${b}.npy`); continue; }
+      for (const t of a.threads.split(',').map(Number)) rows.push(benchRow(a, ort, m, dir, man, b, t));
     }
   }
   const load1 = os.loadavg();
-  const lines = [];
-  lines.push('| model | batch | threads | graft median ms | ORT median ms | graft/ORT | graft min ms | ORT min ms | min ratio | graft GFLOP/s | <= 0.8x | max abs err vs tfjs | file to 1st result ms | peak RSS MB | arena MB |');
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const lines = [
+    '| model | batch | threads | graft .h5 ms | graft .onnx ms | ORT ms | .h5/ORT | .onnx/ORT | min ratio | graft GFLOP/s | <= 0.8x | max abs err | file to 1st result ms | peak RSS MB | arena MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
   for (const r of rows)
-    lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${fmt(r.graft_ms)} | ${fmt(r.ort_ms)} | **${r.ratio.toFixed(2)}** | ` +
-               `${fmt(r.graft_min)} | ${fmt(r.ort_min)} | ${r.ratio_min.toFixed(2)} | ${r.gflops.toFixed(1)} | ` +
-               `${r.ratio <= 0.8 ? 'yes' : 'no'} | ${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ${fmt(r.first_ms)} | ` +
+    lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${r.failed.h5 ? 'refused' : fmt(r.h5)} | ${r.failed.onnx ? 'refused' : fmt(r.onnx)} | ${fmt(r.ort_ms)} | **${ratio(r.h5, r.ort_ms)}** | ` +
+               `**${ratio(r.onnx, r.ort_ms)}** | ${(r.graft_min / r.ort_min).toFixed(2)} | ${r.gflops === undefined ? '-' : r.gflops.toFixed(1)} | ` +
+               `${r.worst <= 0.8 ? 'yes' : 'no'} | ${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ${fmt(r.first_ms)} | ` +
                `${r.rss.toFixed(0)} | ${r.arena.toFixed(2)} |`);
   const head = [
     `Measured ${started.toISOString()} on ${os.cpus().length} x ${os.cpus()[0].model}, ${os.hostname()}; ` +
       `load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start, ${load1.map((x) => x.toFixed(1)).join(' ')} at end.`,
-    `graft: \`${a.graft} bench --json --check\`; ORT: \`${ortBench}\` (onnxruntime-node, graph optimization all). ` +
-      `Per row ${a.rounds} rounds, each a fresh graft process then a fresh ORT process; times are the median over rounds of each ` +
-      `process's median (iterations per process in the kit's run_ort.sh counts), mins the best over rounds.`,
+    `graft: \`${a.graft} bench --json --check\` on model.h5 and model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
+      `Per row ${a.rounds} rounds, each a fresh process per runner in turn; times are the median over rounds of each ` +
+      `process's median, mins the best over rounds; min ratio is graft's best min over ORT's. <= 0.8x holds when every format does.`,
     '', ''];
-  const text = head.join('\n') + lines.join('\n') + '\n';
+  const refusals = rows.flatMap((r) => Object.entries(r.failed).map(([f, msg]) => `- ${r.model} b${r.batch} t${r.threads} .${f}: ${msg}`));
+  const text = head.join('\n') + lines.join('\n') + '\n' + (refusals.length ? '\nRefused:\n' + [...new Set(refusals)].join('\n') + '\n' : '');
   process.stdout.write(text);
-  if (a.out) fs.writeFileSync(a.out, text);
-  if (rows.some((r) => !r.ok)) process.exit(1);
+  if (a.out) {  // a temporary name, then a rename: never a half-written file
+    const tmp = `${a.out}.tmp-${process.pid}`;
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, a.out);
+  }
+  if (rows.some((r) => !r.ok && !Object.keys(r.failed).length)) process.exit(1);  // a wrong result fails the run
 }
 
 try { main(); } catch (e) { console.error('compare: ' + (e.stderr ? e.stderr.toString() : '') + e.message); process.exit(1); }
