@@ -85,9 +85,10 @@ std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates,
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
                 const RnnParams& p, float* work, const float* h0 = nullptr, const float* mask = nullptr,
                 const RnnPrepared& prep = {});
-/// LSTM, Keras gate order i, f, c, o: W [I,4U], R [U,4U], b [4U] or null.
-void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
-          const RnnParams& p, float* work, const float* h0 = nullptr, const float* c0 = nullptr,
+/// LSTM, Keras gate order i, f, c, o: W [I,4U], R [U,4U], b [4U] or null; peepholes pp [3U]
+/// (i, f, o; graft_rt::rnn_lstm_cell) or null.
+void lstm(const float* x, const float* W, const float* R, const float* b, const float* pp, float* y, float* h_last,
+          float* c_last, const RnnParams& p, float* work, const float* h0 = nullptr, const float* c0 = nullptr,
           const float* mask = nullptr, const RnnPrepared& prep = {});
 /// GRU, Keras gate order z, r, h: W [I,3U], R [U,3U].
 /// reset_after = false: b [3U] or null;  h~ = act(x Wh + (r*h) Rh + bh).

@@ -113,15 +113,21 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
                    p.t * U, nullptr, true);
-            for (i64 n = r.n0; n < r.n1; ++n) activate(zrow(w, p, U, n, tt), w.h + n * U, U, p.act);
+            for (i64 n = r.n0; n < r.n1; ++n) {
+                float* z = zrow(w, p, U, n, tt);
+                graft_rt::rnn_clip(z, U, p);
+                activate(z, w.h + n * U, U, p.act);
+            }
         });
     });
 }
 
-void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
-          const RnnParams& p, float* work, const float* h0, const float* c0, const float* mask, const RnnPrepared& pr) {
+void lstm(const float* x, const float* W, const float* R, const float* b, const float* pp, float* y, float* h_last,
+          float* c_last, const RnnParams& p, float* work, const float* h0, const float* c0, const float* mask,
+          const RnnPrepared& pr) {
     const i64 U = p.u, G = 4 * p.u;
-    const bool fused = p.act.kind == Act::tanh && p.rec_act.kind == Act::sigmoid;
+    const bool fused = p.act.kind == Act::tanh && p.rec_act.kind == Act::sigmoid && !pp && p.clip <= 0.f &&
+                       !p.input_forget;
     if (pr.parts > 0) {  // batch 1, steps split by units (recurrent_parts.cpp); weights in part order
         if (p.n == 1 && fused && pr.w_packed && pr.r_gemv && p.u % (4 * pr.parts) == 0) {
             detail::lstm_parts(x, y, h_last, c_last, p, work, h0, c0, mask, pr);
@@ -129,7 +135,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
         }
         RnnPrepared plain;  // not applicable: the prepared weights are in the wrong order for the rest
         plain.pool = pr.pool;
-        lstm(x, W, R, b, y, h_last, c_last, p, work, h0, c0, mask, plain);
+        lstm(x, W, R, b, pp, y, h_last, c_last, p, work, h0, c0, mask, plain);
         return;
     }
     RnnWork w = graft_rt::rnn_carve(p, 4, work);
@@ -147,7 +153,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, float*
                 if (fused)
                     vmath::lstm_cell(z, c, h, U);
                 else
-                    graft_rt::rnn_lstm_cell(z, c, h, U, p, activate);
+                    graft_rt::rnn_lstm_cell(z, c, h, pp, U, p, activate);
             }
         });
         if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
@@ -185,9 +191,11 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 if (reset_after) {
                     const float* hr = w.hr + n * G;
                     for (i64 j = 0; j < 2 * U; ++j) z[j] += hr[j];
+                    graft_rt::rnn_clip(z, 2 * U, p);
                     activate(z, z, 2 * U, p.rec_act);  // z and r
                     for (i64 j = 0; j < U; ++j) hh[j] += rg[j] * hr[2 * U + j];
                 } else {
+                    graft_rt::rnn_clip(z, 2 * U, p);
                     activate(z, z, 2 * U, p.rec_act);
                     const float* h = w.h + n * U;
                     float* rh = w.tmp + n * U;
@@ -200,7 +208,7 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
                 const float* zg = zrow(w, p, G, n, tt);
                 float* hh = zrow(w, p, G, n, tt) + 2 * U;
                 float* h = w.h + n * U;
-                if (p.act.kind == Act::tanh)
+                if (p.act.kind == Act::tanh && p.clip <= 0.f)
                     vmath::gru_blend(zg, hh, h, U);
                 else
                     graft_rt::rnn_gru_blend(zg, hh, h, U, p, activate);

@@ -7,6 +7,10 @@
 //              hh = act(x Wh + (r * h) Rh + bh). reset_after true (bias rows: input, recurrent):
 //              z = rec(x Wz + bz + h Rz + b'z), r likewise, hh = act(x Wh + bh + r * (h Rh + b'h)).
 //              h = z * h + (1 - z) * hh.
+// ONNX's additions: initial states h0 (and c0) [N, U] (else zeros); LSTM peepholes = [pi | pf |
+// po]: i = rec(. + pi * c), f = rec(. + pf * c) with the previous c, o = rec(. + po * c) with the
+// new one; input_forget: f = 1 - i; clip: every pre-activation (and the c that h reads) clamped
+// to [-clip, clip] before its activation.
 // The states start at zero. go_backwards reads the steps last to first and emits the sequence in
 // that (reversed) order. With a mask (Keras' RNN), a masked step keeps the states and emits the
 // previous output (zeros with zero_output_for_mask, and before any unmasked step); the last
@@ -37,6 +41,8 @@ struct Rnn {
     std::int64_t n, t, i, u;
     std::string act = "tanh", rec = "sigmoid";
     bool seq = false, state = false, back = false, reset_after = false, bias = true, zero_out = false;
+    bool init = false, peep = false, input_forget = false;  // h0 (and c0) inputs; LSTM peepholes
+    double clip = 0;
     std::vector<float> mask;  // N x T, none if empty
     float range = 1.f;        // weights in [-range, range]
 };
@@ -55,9 +61,16 @@ Example rnn(const Rnn& r, unsigned seed) {
     e.attrs.set("return_state", r.state);
     e.attrs.set("go_backwards", r.back);
     if (r.type == "GRU") e.attrs.set("reset_after", r.reset_after);
+    if (r.clip > 0) e.attrs.set("clip", r.clip);
+    if (r.input_forget) e.attrs.set("input_forget", true);
     e.inputs = {input("x", OrderNTC, {r.n, r.t, r.i}, seed), input("w", OrderCN, {r.i, G}, seed + 1, true, -r.range, r.range),
                 input("r", OrderCN, {r.u, G}, seed + 2, true, -r.range, r.range)};
     if (r.bias) e.inputs.push_back(input("b", OrderC, {(r.reset_after ? 2 : 1) * G}, seed + 3, true, -r.range, r.range));
+    if (r.init) {
+        e.inputs.push_back(input("h0", OrderNC, {r.n, r.u}, seed + 4));
+        if (r.type == "LSTM") e.inputs.push_back(input("c0", OrderNC, {r.n, r.u}, seed + 5));
+    }
+    if (r.peep) e.inputs.push_back(input("peepholes", OrderC, {3 * r.u}, seed + 6, true, -r.range, r.range));
     if (!r.mask.empty()) {
         e.attrs.set("zero_output_for_mask", r.zero_out);
         Operand m{"mask", OrderNT, {r.n, r.t}, false, r.mask};
@@ -67,7 +80,11 @@ Example rnn(const Rnn& r, unsigned seed) {
         const Operand &x = in[0], &W = in[1], &R = in[2];
         const Operand* b = r.bias ? &find(in, "b") : nullptr;
         const Operand* m = r.mask.empty() ? nullptr : &find(in, "mask");
+        const Operand* h0 = r.init ? &find(in, "h0") : nullptr;
+        const Operand* c0 = r.init && r.type == "LSTM" ? &find(in, "c0") : nullptr;
+        const Operand* P = r.peep ? &find(in, "peepholes") : nullptr;
         const auto U = static_cast<std::size_t>(r.u);
+        auto clip = [&](double v) { return r.clip > 0 ? std::clamp(v, -r.clip, r.clip) : v; };
         const Shape ys = r.seq ? Shape{r.n, r.t, r.u} : Shape{r.n, r.u};
         Expected y{"y", r.seq ? OrderNTC : OrderNC, ys, std::vector<double>(static_cast<std::size_t>(count(ys)))};
         Expected hs{"h", OrderNC, {r.n, r.u}, std::vector<double>(static_cast<std::size_t>(r.n * r.u))}, cs = hs;
@@ -77,6 +94,10 @@ Example rnn(const Rnn& r, unsigned seed) {
         };
         for (std::int64_t n = 0; n < r.n; ++n) {
             std::vector<double> h(U, 0.0), c(U, 0.0), out(U, 0.0);
+            for (std::size_t j = 0; j < U; ++j) {
+                if (h0) h[j] = at(*h0, Pos{{"N", n}, {"C", static_cast<std::int64_t>(j)}});
+                if (c0) c[j] = at(*c0, Pos{{"N", n}, {"C", static_cast<std::int64_t>(j)}});
+            }
             for (std::int64_t s = 0; s < r.t; ++s) {
                 const std::int64_t t = r.back ? r.t - 1 - s : s;
                 // xw: x W + input bias; hr: h R (+ the recurrent bias of a reset_after GRU)
@@ -91,20 +112,23 @@ Example rnn(const Rnn& r, unsigned seed) {
                 std::vector<double> hn(U), cn = c;
                 for (std::size_t j = 0; j < U; ++j) {
                     auto pre = [&](std::size_t g) { return xw[g * U + j] + hr[g * U + j]; };
+                    auto peep = [&](std::size_t g) { return P ? static_cast<double>(P->data[g * U + j]) : 0.0; };
                     if (r.type == "SimpleRNN") {
-                        hn[j] = activation(r.act, pre(0));
+                        hn[j] = activation(r.act, clip(pre(0)));
                     } else if (r.type == "LSTM") {
-                        const double ig = activation(r.rec, pre(0)), fg = activation(r.rec, pre(1));
-                        const double gg = activation(r.act, pre(2)), og = activation(r.rec, pre(3));
+                        const double ig = activation(r.rec, clip(pre(0) + peep(0) * c[j]));
+                        const double fg = r.input_forget ? 1 - ig : activation(r.rec, clip(pre(1) + peep(1) * c[j]));
+                        const double gg = activation(r.act, clip(pre(2)));
                         cn[j] = fg * c[j] + ig * gg;
-                        hn[j] = og * activation(r.act, cn[j]);
+                        const double og = activation(r.rec, clip(pre(3) + peep(2) * cn[j]));
+                        hn[j] = og * activation(r.act, clip(cn[j]));
                     }
                 }
                 if (r.type == "GRU") {
                     std::vector<double> z(U), rg(U);
                     for (std::size_t j = 0; j < U; ++j) {
-                        z[j] = activation(r.rec, xw[j] + hr[j]);
-                        rg[j] = activation(r.rec, xw[U + j] + hr[U + j]);
+                        z[j] = activation(r.rec, clip(xw[j] + hr[j]));
+                        rg[j] = activation(r.rec, clip(xw[U + j] + hr[U + j]));
                     }
                     for (std::size_t j = 0; j < U; ++j) {
                         double rec;
@@ -115,7 +139,7 @@ Example rnn(const Rnn& r, unsigned seed) {
                             for (std::size_t k = 0; k < U; ++k)
                                 rec += rg[k] * h[k] * wt(R, static_cast<std::int64_t>(k), static_cast<std::int64_t>(2 * U + j), G);
                         }
-                        hn[j] = z[j] * h[j] + (1 - z[j]) * activation(r.act, xw[2 * U + j] + rec);
+                        hn[j] = z[j] * h[j] + (1 - z[j]) * activation(r.act, clip(xw[2 * U + j] + rec));
                     }
                 }
                 if (!m || at(*m, Pos{{"N", n}, {"T", t}}) != 0) {
@@ -195,7 +219,7 @@ Example attention(const Att& a, unsigned seed) {
 
 std::vector<Example> recurrent_examples() {
     std::vector<Example> v;
-    Seeds next(300, 4);
+    Seeds next(300, 8);  // an example uses up to 7 seeds
     const std::vector<float> mask24{1, 1, 0, 1, 0, 1, 1, 0};  // item 0: step 2 masked; item 1: the first and the last
 
     auto make = [](std::string type, std::string name, std::int64_t n, std::int64_t t, std::int64_t i, std::int64_t u) {
@@ -209,7 +233,9 @@ std::vector<Example> recurrent_examples() {
     s2.act = "relu", s2.bias = false, s2.back = true, s2.seq = true, s2.state = true, s2.range = 0.6f;
     Rnn s3 = make("SimpleRNN", "mask, sequences", 2, 4, 2, 3);
     s3.mask = mask24, s3.seq = true;
-    for (const Rnn& r : {s1, s2, s3}) v.push_back(rnn(r, next()));
+    Rnn s4 = make("SimpleRNN", "initial state, clip 0.5, go_backwards, sequences and state", 2, 3, 3, 4);
+    s4.init = true, s4.clip = 0.5, s4.back = true, s4.seq = true, s4.state = true;
+    for (const Rnn& r : {s1, s2, s3, s4}) v.push_back(rnn(r, next()));
 
     Rnn l1 = make("LSTM", "tanh/sigmoid, sequences and states", 2, 4, 3, 4);
     l1.seq = true, l1.state = true;
@@ -223,7 +249,14 @@ std::vector<Example> recurrent_examples() {
     // regrouped per slice): larger than the other examples so that this path is checked too.
     Rnn l5 = make("LSTM", "64 units, batch 1 (steps split by units), sequences and states", 1, 3, 4, 64);
     l5.seq = true, l5.state = true, l5.range = 0.25f;
-    for (const Rnn& r : {l1, l2, l3, l4, l5}) v.push_back(rnn(r, next()));
+    Rnn l6 = make("LSTM", "initial states, peepholes, sequences and states", 2, 4, 3, 4);
+    l6.init = true, l6.peep = true, l6.seq = true, l6.state = true;
+    Rnn l7 = make("LSTM", "peepholes, clip 0.8, input_forget, mask, go_backwards, states", 2, 4, 2, 3);
+    l7.peep = true, l7.clip = 0.8, l7.input_forget = true, l7.mask = mask24, l7.back = true, l7.state = true, l7.range = 1.5f;
+    // The split-by-units path with initial states (the kernel's own copy of h0 / c0).
+    Rnn l8 = make("LSTM", "64 units, batch 1, initial states, sequences and states", 1, 3, 4, 64);
+    l8.init = true, l8.seq = true, l8.state = true, l8.range = 0.25f;
+    for (const Rnn& r : {l1, l2, l3, l4, l5, l6, l7, l8}) v.push_back(rnn(r, next()));
 
     Rnn g1 = make("GRU", "reset_after, sequences and state", 2, 4, 3, 4);
     g1.reset_after = true, g1.seq = true, g1.state = true;
@@ -233,7 +266,11 @@ std::vector<Example> recurrent_examples() {
     g3.act = "relu", g3.rec = "hard_sigmoid", g3.mask = mask24, g3.seq = true, g3.range = 0.6f;
     Rnn g4 = make("GRU", "reset_after, no bias, softsign, mask, zero_output_for_mask, sequences and state", 2, 4, 2, 3);
     g4.reset_after = true, g4.bias = false, g4.act = "softsign", g4.mask = mask24, g4.zero_out = true, g4.seq = true, g4.state = true;
-    for (const Rnn& r : {g1, g2, g3, g4}) v.push_back(rnn(r, next()));
+    Rnn g5 = make("GRU", "reset_after, initial state, clip 0.3, sequences and state", 2, 4, 3, 4);
+    g5.reset_after = true, g5.init = true, g5.clip = 0.3, g5.seq = true, g5.state = true, g5.range = 1.5f;
+    Rnn g6 = make("GRU", "reset_after false, initial state, mask, sequences and state", 2, 4, 3, 3);
+    g6.init = true, g6.mask = mask24, g6.zero_out = true, g6.seq = true, g6.state = true;
+    for (const Rnn& r : {g1, g2, g3, g4, g5, g6}) v.push_back(rnn(r, next()));
 
     Att a1{"dot, 1 head, Tq 3, Tv 4", 2, 3, 4, 1, 4, 3};
     Att a2{"dot, 2 heads, scale 1/sqrt(dk), causal", 2, 4, 4, 2, 2, 3};

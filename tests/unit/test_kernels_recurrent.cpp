@@ -49,7 +49,7 @@ void run_rnn(const RnnCase& c) {
             graft::cpu::simple_rnn(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), p, work.data(), h0p);
             break;
         case Kind::lstm:
-            lstm(x.data(), W.data(), R.data(), bp, y.data(), hl.data(), cl.data(), p, work.data(), h0p, c0p);
+            lstm(x.data(), W.data(), R.data(), bp, nullptr, y.data(), hl.data(), cl.data(), p, work.data(), h0p, c0p);
             break;
         case Kind::gru:
             gru(x.data(), W.data(), R.data(), bp, c.reset_after, y.data(), hl.data(), p, work.data(), h0p);
@@ -72,7 +72,7 @@ void run_rnn(const RnnCase& c) {
             graft::cpu::simple_rnn(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, p, work.data(), h0p);
             break;
         case Kind::lstm:
-            lstm(x.data(), W.data(), R.data(), bp, y2.data(), nullptr, nullptr, p, work.data(), h0p, c0p);
+            lstm(x.data(), W.data(), R.data(), bp, nullptr, y2.data(), nullptr, nullptr, p, work.data(), h0p, c0p);
             break;
         case Kind::gru:
             gru(x.data(), W.data(), R.data(), bp, c.reset_after, y2.data(), nullptr, p, work.data(), h0p);

@@ -47,7 +47,7 @@ TEST_CASE("recurrent: Keras masks keep states and carry or zero outputs", "[kern
             INFO("kind " << int(kind) << " variant " << variant);
             if (kind == Kind::rnn) simple_rnn(x.data(), W.data(), R.data(), b.data(), y.data(), hl.data(), p, work.data(), nullptr, mask.data());
             if (kind == Kind::lstm)
-                lstm(x.data(), W.data(), R.data(), b.data(), y.data(), hl.data(), cl.data(), p, work.data(), nullptr, nullptr, mask.data());
+                lstm(x.data(), W.data(), R.data(), b.data(), nullptr, y.data(), hl.data(), cl.data(), p, work.data(), nullptr, nullptr, mask.data());
             if (kind == Kind::gru) gru(x.data(), W.data(), R.data(), b.data(), true, y.data(), hl.data(), p, work.data(), nullptr, mask.data());
             close(y, yr);
             close(hl, hr);

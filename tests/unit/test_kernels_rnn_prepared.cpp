@@ -35,7 +35,7 @@ void run_and_check(const Setup& s, const RnnPrepared& prep, const dvec& yr, cons
     if (s.kind == Kind::rnn)
         simple_rnn(s.x.data(), s.W.data(), s.R.data(), s.b.data(), y.data(), hl.data(), p, work.data(), h0, mask, prep);
     if (s.kind == Kind::lstm)
-        lstm(s.x.data(), s.W.data(), s.R.data(), s.b.data(), y.data(), hl.data(), cl.data(), p, work.data(), h0, c0,
+        lstm(s.x.data(), s.W.data(), s.R.data(), s.b.data(), nullptr, y.data(), hl.data(), cl.data(), p, work.data(), h0, c0,
              mask, prep);
     if (s.kind == Kind::gru)
         gru(s.x.data(), s.W.data(), s.R.data(), s.b.data(), s.reset_after, y.data(), hl.data(), p, work.data(), h0,

@@ -24,6 +24,9 @@ RnnAttrs RnnAttrs::parse(const Operator& op) {
     a.go_backwards = op.attr_or<bool>("go_backwards", false);
     a.reset_after = a.cell == Cell::gru && op.attr_or<bool>("reset_after", false);
     a.zero_output_for_mask = op.attr_or<bool>("zero_output_for_mask", false);
+    a.clip = static_cast<float>(op.attr_or<double>("clip", 0.0));
+    if (!(a.clip >= 0.f)) shape_fail(op, "clip " + std::to_string(a.clip) + " should be positive (0: none)");
+    a.input_forget = a.cell == Cell::lstm && op.attr_or<bool>("input_forget", false);
     return a;
 }
 
@@ -37,6 +40,8 @@ graft_rt::RnnParams RnnAttrs::params(const Operator& op) const {
     p.go_backwards = go_backwards;
     p.act = act;
     p.rec_act = rec_act;
+    p.clip = clip;
+    p.input_forget = input_forget;
     const Variable& w = in(op, "w");
     const Variable& r = in(op, "r");
     if (w.order() != OrderCN || w.shape() != Shape{p.i, g * u})
@@ -47,6 +52,18 @@ graft_rt::RnnParams RnnAttrs::params(const Operator& op) const {
         const std::int64_t n = (reset_after ? 2 : 1) * g * u;
         if (b->order() != OrderC || b->shape()[0] != n)
             shape_fail(op, "bias " + b->describe() + " should be C [" + std::to_string(n) + "]");
+    }
+    for (const char* s : {"h0", "c0"})
+        if (auto* v = op.input_or_null(s)) {
+            if (cell != Cell::lstm && s == std::string("c0")) shape_fail(op, "only an LSTM has a cell state c0");
+            if (v->order() != OrderNC || v->shape() != Shape{p.n, u})
+                shape_fail(op, std::string("initial state ") + s + " " + v->describe() + " should be NC " +
+                                   shape_str({p.n, u}));
+        }
+    if (auto* pp = op.input_or_null("peepholes")) {
+        if (cell != Cell::lstm) shape_fail(op, "only an LSTM has peepholes");
+        if (pp->order() != OrderC || pp->shape() != Shape{3 * u})
+            shape_fail(op, "peepholes " + pp->describe() + " should be C [" + std::to_string(3 * u) + "]");
     }
     if (p.t < 1 && p.t != kDynamic) shape_fail(op, "needs at least one timestep");
     if (auto* m = op.input_or_null("mask")) {
@@ -85,6 +102,8 @@ std::optional<Order> order_rnn(const Operator&, const std::string& input) {
     if (input == "x") return OrderNTC;
     if (input == "b") return OrderC;
     if (input == "mask") return OrderNT;
+    if (input == "h0" || input == "c0") return OrderNC;
+    if (input == "peepholes") return OrderC;
     return OrderCN;
 }
 
@@ -103,7 +122,9 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     const Variable& rv = *op.input("r");
     const Variable* bv = op.input_or_null("b");
     auto data = [](const Variable& v) { return static_cast<const ConstantVariable&>(v).data().data(); };
-    const bool default_acts = p.act.kind == graft_rt::Act::tanh && p.rec_act.kind == graft_rt::Act::sigmoid;
+    // The same condition as cpu::lstm's fused cell, which the split steps run.
+    const bool default_acts = p.act.kind == graft_rt::Act::tanh && p.rec_act.kind == graft_rt::Act::sigmoid &&
+                              !op.input_or_null("peepholes") && p.clip <= 0.f && !p.input_forget;
     if (a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
         rv.is_constant() && (!bv || bv->is_constant())) {
         // Batch 1: each step split by units in two slices (one per thread when the pool has
@@ -144,6 +165,7 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     auto work = b.workspace(static_cast<std::size_t>(graft_rt::rnn_workspace(p, a.gates)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
     const auto bias = optional_in(b, "b"), mask = optional_in(b, "mask");
+    const auto h0 = optional_in(b, "h0"), c0 = optional_in(b, "c0"), peep = optional_in(b, "peepholes");
     std::optional<native::Slot> h, cst;  // the optional outputs
     if (op.output_or_null("h")) h = b.out("h");
     if (op.output_or_null("c")) cst = b.out("c");
@@ -155,17 +177,18 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     };
     if (a.cell == Cell::lstm)
         return native::make_kernel([=](const native::RunContext& c) {
-            cpu::lstm(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), c.at(y), at_or_null(c, h), at_or_null(c, cst), p,
-                      c.at(work), nullptr, nullptr, at_or_null(c, mask), with_pool(c));
+            cpu::lstm(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), at_or_null(c, peep), c.at(y), at_or_null(c, h),
+                      at_or_null(c, cst), p, c.at(work), at_or_null(c, h0), at_or_null(c, c0), at_or_null(c, mask),
+                      with_pool(c));
         });
     if (a.cell == Cell::gru)
         return native::make_kernel([=, reset_after = a.reset_after](const native::RunContext& c) {
             cpu::gru(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), reset_after, c.at(y), at_or_null(c, h), p,
-                     c.at(work), nullptr, at_or_null(c, mask), with_pool(c));
+                     c.at(work), at_or_null(c, h0), at_or_null(c, mask), with_pool(c));
         });
     return native::make_kernel([=](const native::RunContext& c) {
         cpu::simple_rnn(c.at(x), c.at(w), c.at(r), at_or_null(c, bias), c.at(y), at_or_null(c, h), p, c.at(work),
-                        nullptr, at_or_null(c, mask), with_pool(c));
+                        at_or_null(c, h0), at_or_null(c, mask), with_pool(c));
     });
 }
 
@@ -207,27 +230,37 @@ void emit_rnn(cpp::EmitContext& ctx) {
                       {"activation", act},
                       {"recurrent_activation", rec},
                       {"masked", cpp::lit(p.masked)},
-                      {"zero_output_for_mask", cpp::lit(p.zero_output_for_mask)}});
+                      {"zero_output_for_mask", cpp::lit(p.zero_output_for_mask)},
+                      {"clip", cpp::lit(p.clip)},
+                      {"input_forget", cpp::lit(p.input_forget)}});
     const std::string b = cpp::input_or_null(ctx, "b"), mask = cpp::input_or_null(ctx, "mask");
+    const std::string h0 = cpp::input_or_null(ctx, "h0");
     auto out = [&](const char* n) { return op.output_or_null(n) ? ctx.output(n) : std::string("nullptr"); };
     if (a.cell == Cell::lstm)
-        ctx.line("graft_rt::lstm({}, {}, {}, {}, {}, {}, {}, p, {}, {});", ctx.input("x"), W, R, b, ctx.output("y"),
-                 out("h"), out("c"), work, mask);
+        ctx.line("graft_rt::lstm({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, p, {}, {});", ctx.input("x"), W, R, b,
+                 cpp::input_or_null(ctx, "peepholes"), h0, cpp::input_or_null(ctx, "c0"), ctx.output("y"), out("h"), out("c"),
+                 work, mask);
     else if (a.cell == Cell::gru)
-        ctx.line("graft_rt::gru({}, {}, {}, {}, {}, /*reset_after=*/{}, {}, {}, p, {}, {});", ctx.input("x"), W, R, R_h,
-                 b, a.reset_after, ctx.output("y"), out("h"), work, mask);
+        ctx.line("graft_rt::gru({}, {}, {}, {}, {}, /*reset_after=*/{}, {}, {}, {}, p, {}, {});", ctx.input("x"), W, R,
+                 R_h, b, a.reset_after, h0, ctx.output("y"), out("h"), work, mask);
     else
-        ctx.line("graft_rt::simple_rnn({}, {}, {}, {}, {}, {}, p, {}, {});", ctx.input("x"), W, R, b, ctx.output("y"),
-                 out("h"), work, mask);
+        ctx.line("graft_rt::simple_rnn({}, {}, {}, {}, {}, {}, {}, p, {}, {});", ctx.input("x"), W, R, b, h0,
+                 ctx.output("y"), out("h"), work, mask);
 }
 
 }  // namespace
 
 void register_recurrent(Registry& r) {
     for (const char* type : {kSimpleRNN, kLSTM, kGRU}) {
-        OpDef(type, {"x", "w", "r", "b?", "mask?"}, infer_rnn,
-              "recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
-              "return_state, go_backwards (GRU: reset_after); optional Keras mask NT (attr zero_output_for_mask)")
+        const bool lstm = type == std::string(kLSTM);
+        std::vector<std::string> inputs{"x", "w", "r", "b?", "mask?", "h0?"};
+        if (lstm) inputs.insert(inputs.end(), {"c0?", "peepholes?"});
+        OpDef(type, inputs, infer_rnn,
+              std::string("recurrent layer over x NTC; attrs units, activation, recurrent_activation, return_sequences, "
+                          "return_state, go_backwards, clip (GRU: reset_after") +
+                  (lstm ? "; input_forget" : "") +
+                  "); optional Keras mask NT (attr zero_output_for_mask), initial state h0 NC" +
+                  (lstm ? ", c0 NC, peepholes C [3*units] (i, f, o)" : ""))
             .required_order(order_rnn)
             .add(r, build_rnn, emit_rnn);
     }

@@ -1,6 +1,7 @@
-// graft_rt/recurrent.hpp - recurrent layers (SimpleRNN, LSTM, GRU with Keras masks) over
-// batch-major x [N, T, I] (Keras), and the bookkeeping graft's native recurrent kernels share
-// with them (workspace, masks, outputs: the functions taking a range of batch rows [n0, n1)).
+// graft_rt/recurrent.hpp - recurrent layers (SimpleRNN, LSTM, GRU with Keras masks, initial
+// states and ONNX's LSTM peepholes, cell clip and input_forget) over batch-major x [N, T, I]
+// (Keras), and the bookkeeping graft's native recurrent kernels share with them (workspace,
+// masks, outputs: the functions taking a range of batch rows [n0, n1)).
 //
 // The input projection x W + b of every step is one product into the workspace; each step then
 // multiplies the state by R. W [I, G*U] and R [U, G*U] are packed for gemm (gate order: LSTM
@@ -27,6 +28,11 @@ struct RnnParams {
     /// zero_output_for_mask, zeros (Keras backend.rnn).
     bool masked = false;  // sizes the workspace for a mask
     bool zero_output_for_mask = false;
+    /// ONNX's cell clip: every gate's pre-activation (and the c an LSTM's h reads) is clamped to
+    /// [-clip, clip] before its activation; 0: none.
+    float clip = 0.f;
+    /// ONNX LSTM input_forget: the forget gate is 1 - the input gate.
+    bool input_forget = false;
 };
 
 /// Scratch floats a recurrent layer with `gates` gates needs.
@@ -123,6 +129,12 @@ inline void rnn_steps(const RnnParams& p, const float* mask, RnnWork& w, float* 
     rnn_emit_final(p, rnn_output(mask, w), w.h, y, h_last, n0, n1);
 }
 
+/// ONNX's cell clip on n pre-activations (nothing when p.clip is 0).
+inline void rnn_clip(float* v, i64 n, const RnnParams& p) {
+    if (p.clip <= 0.f) return;
+    for (i64 i = 0; i < n; ++i) v[i] = v[i] < -p.clip ? -p.clip : (v[i] > p.clip ? p.clip : v[i]);
+}
+
 /// tanh as a rational function (Eigen's float approximation, as graft's native kernels use: a few
 /// ulp, saturating beyond +-7.9053), written so the compiler vectorizes it: the gates' activations
 /// dominate a step.
@@ -161,24 +173,38 @@ inline void rnn_act(const float* x, float* y, i64 n, const ActParams& a) {
 /// One row of an LSTM step: z = [i | f | c | o] pre-activations (4U floats, activated in place),
 /// the state c (U) updated to f * c + i * c~ and h (U) = o * act(c). act(x, y, n, params) runs an
 /// activation over n floats (rnn_act here; graft's native kernels pass their vectorized one).
+/// Peepholes pp = [pi | pf | po] (U each, null: none) add pi * c and pf * c (the previous c) to
+/// i and f, po * c (the new c) to o (ONNX). p.clip clamps the pre-activations and the c that h
+/// reads (not the state); p.input_forget makes f = 1 - i.
 template <class ActFn>
-inline void rnn_lstm_cell(float* z, float* c, float* h, i64 U, const RnnParams& p, ActFn act) {
+inline void rnn_lstm_cell(float* z, float* c, float* h, const float* pp, i64 U, const RnnParams& p, ActFn act) {
     float* gi = z;
     float* gf = z + U;
     float* gc = z + 2 * U;
     float* go = z + 3 * U;
+    if (pp)
+        for (i64 j = 0; j < U; ++j) gi[j] += pp[j] * c[j], gf[j] += pp[U + j] * c[j];
+    rnn_clip(gi, 3 * U, p);         // i, f and c~; o once its peephole is in
     act(gi, gi, 2 * U, p.rec_act);  // i and f are adjacent
+    if (p.input_forget)
+        for (i64 j = 0; j < U; ++j) gf[j] = 1.f - gi[j];
     act(gc, gc, U, p.act);
-    act(go, go, U, p.rec_act);
     for (i64 j = 0; j < U; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
-    act(c, h, U, p.act);
+    if (pp)
+        for (i64 j = 0; j < U; ++j) go[j] += pp[2 * U + j] * c[j];
+    rnn_clip(go, U, p);
+    act(go, go, U, p.rec_act);
+    std::memcpy(h, c, bytes(U));
+    rnn_clip(h, U, p);
+    act(h, h, U, p.act);
     for (i64 j = 0; j < U; ++j) h[j] *= go[j];
 }
 
 /// The end of a GRU step on one row: h = zg * h + (1 - zg) * act(hh), zg the activated update
-/// gate, hh the candidate's pre-activation (activated in place); U floats each.
+/// gate, hh the candidate's pre-activation (clipped and activated in place); U floats each.
 template <class ActFn>
 inline void rnn_gru_blend(const float* zg, float* hh, float* h, i64 U, const RnnParams& p, ActFn act) {
+    rnn_clip(hh, U, p);
     act(hh, hh, U, p.act);
     for (i64 j = 0; j < U; ++j) h[j] = zg[j] * h[j] + (1.f - zg[j]) * hh[j];
 }
@@ -194,30 +220,34 @@ inline void rnn_preactivations(const RnnParams& p, RnnWork& w, const float* R, i
     }
 }
 
-/// SimpleRNN: h = act(x W + h R + b); b [U] or null. mask [N, T] or null; h_last may be null.
-inline void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
-                       const RnnParams& p, float* work, const float* mask) {
+/// SimpleRNN: h = act(x W + h R + b); b [U] or null. The initial state h0 [N, U] may be null
+/// (zeros); mask [N, T] or null; h_last may be null.
+inline void simple_rnn(const float* x, const float* W, const float* R, const float* b, const float* h0, float* y,
+                       float* h_last, const RnnParams& p, float* work, const float* mask) {
     const i64 U = p.u;
     RnnWork w = rnn_carve(p, 1, work);
-    rnn_init_state(w.h, nullptr, p, 0, p.n);
+    rnn_init_state(w.h, h0, p, 0, p.n);
     gemm(p.n * p.t, U, p.i, x, p.i, W, p.i * kPanel, w.xp, U, b, false);
     rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
         rnn_preactivations(p, w, R, U, tt);
+        rnn_clip(w.hr, p.n * U, p);
         for (i64 n = 0; n < p.n; ++n) rnn_act(w.hr + n * U, w.h + n * U, U, p.act);
     });
 }
 
-/// LSTM (Keras gate order i, f, c, o); b [4U] or null. c_last may be null.
-inline void lstm(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last, float* c_last,
-                 const RnnParams& p, float* work, const float* mask) {
+/// LSTM (Keras gate order i, f, c, o); b [4U] or null; peepholes pp [3U] (i, f, o) or null;
+/// initial states h0, c0 [N, U] or null. c_last may be null.
+inline void lstm(const float* x, const float* W, const float* R, const float* b, const float* pp, const float* h0,
+                 const float* c0, float* y, float* h_last, float* c_last, const RnnParams& p, float* work,
+                 const float* mask) {
     const i64 U = p.u, G = 4 * p.u;
     RnnWork w = rnn_carve(p, 4, work);
-    rnn_init_state(w.h, nullptr, p, 0, p.n);
-    rnn_init_state(w.c, nullptr, p, 0, p.n);
+    rnn_init_state(w.h, h0, p, 0, p.n);
+    rnn_init_state(w.c, c0, p, 0, p.n);
     gemm(p.n * p.t, G, p.i, x, p.i, W, p.i * kPanel, w.xp, G, b, false);
     rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
         rnn_preactivations(p, w, R, G, tt);
-        for (i64 n = 0; n < p.n; ++n) rnn_lstm_cell(w.hr + n * G, w.c + n * U, w.h + n * U, U, p, rnn_act);
+        for (i64 n = 0; n < p.n; ++n) rnn_lstm_cell(w.hr + n * G, w.c + n * U, w.h + n * U, pp, U, p, rnn_act);
     });
     if (c_last) std::memcpy(c_last, w.c, bytes(p.n * U));
 }
@@ -225,12 +255,12 @@ inline void lstm(const float* x, const float* W, const float* R, const float* b,
 /// GRU (Keras gate order z, r, h). reset_after: R_zr is all of R [U, 3U] packed, R_h is unused and
 /// b is [2, 3U] (input bias row, recurrent bias row): h~ = act(x Wh + bih + r * (h Rh + bhh)).
 /// Otherwise R_zr is R[:, :2U] and R_h is R[:, 2U:], each packed, b is [3U]:
-/// h~ = act(x Wh + (r * h) Rh + bh).
+/// h~ = act(x Wh + (r * h) Rh + bh). The initial state h0 [N, U] may be null (zeros).
 inline void gru(const float* x, const float* W, const float* R_zr, const float* R_h, const float* b, bool reset_after,
-                float* y, float* h_last, const RnnParams& p, float* work, const float* mask) {
+                const float* h0, float* y, float* h_last, const RnnParams& p, float* work, const float* mask) {
     const i64 U = p.u, G = 3 * p.u;
     RnnWork w = rnn_carve(p, 3, work);
-    rnn_init_state(w.h, nullptr, p, 0, p.n);
+    rnn_init_state(w.h, h0, p, 0, p.n);
     gemm(p.n * p.t, G, p.i, x, p.i, W, p.i * kPanel, w.xp, G, b, false);  // b's first row is the input bias
     const float* b_rec = reset_after && b ? b + G : nullptr;
     rnn_steps(p, mask, w, y, h_last, 0, p.n, [&](i64 tt) {
@@ -242,6 +272,7 @@ inline void gru(const float* x, const float* W, const float* R_zr, const float* 
             float* z = w.hr + n * G;
             const float* xr = w.xp + (n * p.t + tt) * G;
             for (i64 j = 0; j < 2 * U; ++j) z[j] += xr[j];
+            rnn_clip(z, 2 * U, p);
             rnn_act(z, z, 2 * U, p.rec_act);  // z and r
             const float* r = z + U;
             if (reset_after) {
