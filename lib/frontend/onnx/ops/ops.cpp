@@ -81,6 +81,7 @@ void register_converters(Registry& r) {
     register_constants(r);
     register_normalization(r);
     register_reduce(r);
+    register_recurrent(r);
 }
 
 }  // namespace graft::onnx

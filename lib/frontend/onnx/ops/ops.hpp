@@ -63,6 +63,7 @@ void register_shape(Registry& r);          // shape.cpp: Reshape, Flatten, Trans
 void register_constants(Registry& r);      // constants.cpp: Constant, Shape, Gather, Cast, ... on known values
 void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ...
 void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin
+void register_recurrent(Registry& r);      // recurrent.cpp: RNN, GRU, LSTM
 
 /// Every ONNX converter graft ships.
 void register_converters(Registry& r);
