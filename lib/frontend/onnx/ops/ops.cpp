@@ -58,6 +58,13 @@ Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64
     return emit(ctx, ops::kPad, {{"x", x.var}}, std::move(a), x.logical, suffix.empty() ? "pad" : suffix);
 }
 
+Value crop(NodeContext& ctx, const Value& x, std::size_t axis, std::int64_t start, std::int64_t end, const std::string& suffix) {
+    const Shape s = logical_shape(x);
+    std::vector<std::int64_t> b(s.size(), 0), e(s.size(), 0);
+    b[axis] = -start, e[axis] = -(s[axis] - end);
+    return pad_or_crop(ctx, x, b, e, suffix);
+}
+
 void expect_inputs(const NodeContext& ctx, std::size_t n_lo, std::size_t n_hi) {
     if (ctx.num_inputs() < n_lo || ctx.num_inputs() > n_hi || !ctx.has_input(0))
         ctx.fail_format("has " + std::to_string(ctx.num_inputs()) + " inputs, expected " +

@@ -30,6 +30,9 @@ Value reshape(NodeContext& ctx, const Value& x, const Shape& shape, const std::s
 /// or cropped (< 0); no op when all are zero.
 Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64_t>& begin, const std::vector<std::int64_t>& end,
                   const std::string& suffix = "");
+/// `x`'s entries [start, end) along its logical axis at position `axis` (pad_or_crop: no op for
+/// the whole axis).
+Value crop(NodeContext& ctx, const Value& x, std::size_t axis, std::int64_t start, std::int64_t end, const std::string& suffix);
 /// `v` (relabeled to `names` positionally) as a variable in memory order `order` (the same axes):
 /// itself, or a Transpose. For weights computed when the model runs, which ops take in a fixed
 /// layout.

@@ -156,11 +156,8 @@ Part direction_part(NodeContext& ctx, std::size_t k, const std::string& what, co
         }
         return p;
     }
-    const Value x = ctx.relabel(ctx.input(k), names);
-    std::vector<i64> begin(s.size(), 0), end(s.size(), 0);
-    begin[dir_axis] = -d, end[dir_axis] = -(s[dir_axis] - 1 - d);
     const std::string tag = what + std::to_string(d);
-    const Value part = pad_or_crop(ctx, x, begin, end, tag + "/part");
+    const Value part = crop(ctx, ctx.relabel(ctx.input(k), names), dir_axis, d, d + 1, tag + "/part");
     std::vector<Axis> rest;
     for (std::size_t i = 0; i < names.ndim(); ++i)
         if (i != dir_axis) rest.push_back(names[i]);
@@ -188,11 +185,8 @@ Part regroup(NodeContext& ctx, Part p, const std::vector<int>& blocks, const std
         return p;
     }
     NamedVars ins;
-    for (int b : blocks) {
-        std::vector<i64> begin(p.shape.size(), 0), end(p.shape.size(), 0);
-        begin[0] = -b * rows, end[0] = -(p.shape[0] - (b + 1) * rows);
-        ins.emplace_back("x" + std::to_string(ins.size()), pad_or_crop(ctx, p.value, begin, end, what + "/gate" + std::to_string(b)).var);
-    }
+    for (int b : blocks)
+        ins.emplace_back("x" + std::to_string(ins.size()), crop(ctx, p.value, 0, b * rows, (b + 1) * rows, what + "/gate" + std::to_string(b)).var);
     Attributes a;
     a.set("axis", p.value.logical[0]);
     p.value = emit(ctx, ops::kConcat, std::move(ins), std::move(a), p.value.logical, what + "/gates");
@@ -208,7 +202,7 @@ Part half(NodeContext& ctx, const Part& p, int which, const std::string& what) {
     if (p.known) {
         h.data.assign(p.data.begin() + which * n, p.data.begin() + (which + 1) * n);
     } else {
-        h.value = pad_or_crop(ctx, p.value, {-which * n}, {-(1 - which) * n}, what);
+        h.value = crop(ctx, p.value, 0, which * n, (which + 1) * n, what);
     }
     return h;
 }

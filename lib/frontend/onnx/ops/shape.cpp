@@ -222,14 +222,6 @@ void concat(NodeContext& ctx) {
     ctx.set_outputs({emit(ctx, ops::kConcat, std::move(ins), std::move(a), logical)});
 }
 
-/// Output `k` = x's entries [start, end) along `axis` (a crop; a known input is sliced now).
-Value crop(NodeContext& ctx, const Value& x, std::size_t axis, i64 start, i64 end, const std::string& suffix) {
-    const Shape s = logical_shape(x);
-    std::vector<i64> b(s.size(), 0), e(s.size(), 0);
-    b[axis] = -start, e[axis] = -(s[axis] - end);
-    return pad_or_crop(ctx, x, b, e, suffix);
-}
-
 void split(NodeContext& ctx) {
     expect_inputs(ctx, 1, 2);
     const Value& x = ctx.input(0);
