@@ -63,6 +63,7 @@ inline constexpr const char* kMasking = "Masking";
 inline constexpr const char* kAttention = "Attention";
 
 // resize/
+inline constexpr const char* kResize = "Resize";
 inline constexpr const char* kUpsample = "Upsample";
 inline constexpr const char* kResizeBilinear = "ResizeBilinear";
 

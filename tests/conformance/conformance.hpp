@@ -62,6 +62,7 @@ struct Example {
 /// Every example, by family (examples_*.cpp).
 std::vector<Example> elementwise_examples();
 std::vector<Example> shape_examples();
+std::vector<Example> resize_examples();
 std::vector<Example> linear_conv_examples();
 std::vector<Example> sequence_examples();
 std::vector<Example> conv_more_examples();

@@ -1,4 +1,4 @@
-// Conformance examples: transposes, reshapes, concatenation, padding, reversal, resizing, pooling.
+// Conformance examples: transposes, reshapes, concatenation, padding, reversal, pooling.
 #include <algorithm>
 #include <cmath>
 
@@ -55,25 +55,6 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
         })};
     };
     return e;
-}
-
-/// TF bilinear resize of NHWC by integer factors (half_pixel: TF 2 centres; else TF 1 corners).
-double bilinear(const Operand& x, const Pos& p, std::int64_t fh, std::int64_t fw, bool half_pixel) {
-    const std::int64_t H = x.shape[1], W = x.shape[2];
-    auto src = [&](std::int64_t d, std::int64_t f, std::int64_t n) {
-        double c = half_pixel ? (d + 0.5) / f - 0.5 : static_cast<double>(d) / f;
-        return std::clamp(c, 0.0, static_cast<double>(n - 1));
-    };
-    const double sh = src(p.at("H"), fh, H), sw = src(p.at("W"), fw, W);
-    const auto h0 = static_cast<std::int64_t>(std::floor(sh)), w0 = static_cast<std::int64_t>(std::floor(sw));
-    const std::int64_t h1 = std::min(h0 + 1, H - 1), w1 = std::min(w0 + 1, W - 1);
-    auto v = [&](std::int64_t h, std::int64_t w) {
-        Pos q = p;
-        q["H"] = h, q["W"] = w;
-        return at(x, q);
-    };
-    const double dh = sh - h0, dw = sw - w0;
-    return (v(h0, w0) * (1 - dw) + v(h0, w1) * dw) * (1 - dh) + (v(h1, w0) * (1 - dw) + v(h1, w1) * dw) * dh;
 }
 
 }  // namespace
@@ -150,35 +131,6 @@ std::vector<Example> shape_examples() {
         })};
     };
     v.push_back(rev);
-
-    Example up;
-    up.op_type = "Upsample";
-    up.name = "nearest, H x2, W x3";
-    up.attrs.set("axes", graft::Order{Axis::H, Axis::W});
-    up.attrs.set("factors", std::vector<std::int64_t>{2, 3});
-    up.inputs = {input("x", nhwc, {1, 2, 3, 2}, 37)};
-    up.reference = [](const std::vector<Operand>& in) {
-        return std::vector<Expected>{output("y", OrderNHWC, {1, 4, 9, 2}, [&](const Pos& p, std::int64_t) {
-            Pos q = p;
-            q["H"] /= 2, q["W"] /= 3;
-            return at(in[0], q);
-        })};
-    };
-    v.push_back(up);
-
-    for (bool half : {false, true}) {
-        Example rb;
-        rb.op_type = "ResizeBilinear";
-        rb.name = half ? "half-pixel centres" : "TF 1 corners";
-        rb.attrs.set("factors", std::vector<std::int64_t>{2, 3});
-        rb.attrs.set("half_pixel", half);
-        rb.inputs = {input("x", nhwc, {2, 3, 2, 2}, 38)};
-        rb.reference = [half](const std::vector<Operand>& in) {
-            return std::vector<Expected>{
-                output("y", OrderNHWC, {2, 6, 6, 2}, [&](const Pos& p, std::int64_t) { return bilinear(in[0], p, 2, 3, half); })};
-        };
-        v.push_back(rb);
-    }
 
     for (bool max : {true, false}) {
         v.push_back(pool("Pool2D", nhwc, {2, 5, 6, 3}, {Axis::H, Axis::W}, {3, 2}, {2, 2}, true, max));

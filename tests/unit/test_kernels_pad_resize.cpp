@@ -1,5 +1,5 @@
-// graft_rt's pad_nd (padding and cropping), upsample_nearest and resize_bilinear_nhwc against
-// direct loops.
+// graft_rt's pad_nd (padding and cropping) and resize (nearest by integer factors, the Keras
+// bilinear cases) against direct loops; conformance examples cover the rest of resize.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -39,6 +39,29 @@ i64 flat_of(const std::vector<i64>& c, const std::vector<i64>& shape) {
     return f;
 }
 
+/// graft_rt::resize of x [in] to [out] by integer factors along every axis (1: not resized).
+std::vector<float> resize_by(const std::vector<float>& x, const std::vector<i64>& in, const std::vector<i64>& out,
+                             const graft_rt::ResizeParams& p) {
+    std::vector<graft_rt::ResizeAxis> ax;
+    i64 n = 1;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const bool r = out[i] != in[i];
+        ax.push_back({in[i], out[i], r, r ? static_cast<float>(out[i] / in[i]) : 0.f, -1, 0.f, 1.f});
+        n *= out[i];
+    }
+    const int rank = static_cast<int>(in.size());
+    std::vector<float> y(static_cast<std::size_t>(n), 123.f), work(static_cast<std::size_t>(graft_rt::resize_work_floats(p, ax.data(), rank) + 1));
+    graft_rt::resize(x.data(), y.data(), ax.data(), rank, p, nullptr, work.data());
+    return y;
+}
+
+constexpr graft_rt::ResizeParams kNearest{graft_rt::ResizeMode::nearest, graft_rt::ResizeCoord::asymmetric, graft_rt::ResizeRound::floor,
+                                          -0.75f, false, 0.f};
+graft_rt::ResizeParams bilinear(bool half_pixel) {
+    return {graft_rt::ResizeMode::linear, half_pixel ? graft_rt::ResizeCoord::half_pixel : graft_rt::ResizeCoord::asymmetric,
+            graft_rt::ResizeRound::floor, -0.75f, false, 0.f};
+}
+
 }  // namespace
 
 TEST_CASE("kernels: pad_nd pads with zeros and crops, any rank", "[kernels][pad]") {
@@ -72,7 +95,7 @@ TEST_CASE("kernels: pad_nd pads with zeros and crops, any rank", "[kernels][pad]
     }
 }
 
-TEST_CASE("kernels: upsample_nearest repeats entries along every axis", "[kernels][upsample]") {
+TEST_CASE("kernels: nearest resize by integer factors repeats entries along every axis", "[kernels][upsample]") {
     for (int trial = 0; trial < 30; ++trial) {
         const int rank = ri(1, 5);
         std::vector<i64> in(rank), f(rank), out(rank);
@@ -82,8 +105,7 @@ TEST_CASE("kernels: upsample_nearest repeats entries along every axis", "[kernel
             nin *= in[i], nout *= out[i];
         }
         auto x = rnd(nin);
-        std::vector<float> y(static_cast<std::size_t>(nout), 123.f);
-        graft_rt::upsample_nearest(x.data(), y.data(), in.data(), f.data(), rank);
+        const auto y = resize_by(x, in, out, kNearest);
         int bad = 0;
         for (i64 j = 0; j < nout; ++j) {
             auto c = coords(j, out);
@@ -94,22 +116,18 @@ TEST_CASE("kernels: upsample_nearest repeats entries along every axis", "[kernel
     }
 }
 
-TEST_CASE("kernels: resize_bilinear_nhwc, TF 1 legacy and TF 2 half-pixel sampling", "[kernels][resize]") {
-    // Known values: a 1x2 row [0, 1] upsampled x4 along W.
+TEST_CASE("kernels: bilinear resize of NHWC, TF 1 legacy and TF 2 half-pixel sampling", "[kernels][resize]") {
+    // Known values: a 1x2 row [0, 1] upsampled x2 along W.
     //   legacy: src = j/2 -> 0, 0.5, 1, 1(clamped)      half-pixel: src = (j+0.5)/2 - 0.5 -> -0.25(0), 0.25, 0.75, 1.25(1)
-    const float row[2] = {0.f, 1.f};
-    float y[4];
-    graft_rt::resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, false);
-    CHECK(std::vector<float>(y, y + 4) == std::vector<float>{0.f, 0.5f, 1.f, 1.f});
-    graft_rt::resize_bilinear_nhwc(row, y, 1, 1, 2, 1, 1, 4, true);
-    CHECK(std::vector<float>(y, y + 4) == std::vector<float>{0.f, 0.25f, 0.75f, 1.f});
+    const std::vector<float> row{0.f, 1.f};
+    CHECK(resize_by(row, {1, 1, 2, 1}, {1, 1, 4, 1}, bilinear(false)) == std::vector<float>{0.f, 0.5f, 1.f, 1.f});
+    CHECK(resize_by(row, {1, 1, 2, 1}, {1, 1, 4, 1}, bilinear(true)) == std::vector<float>{0.f, 0.25f, 0.75f, 1.f});
 
     for (int trial = 0; trial < 20; ++trial) {
         const i64 n = ri(1, 2), h = ri(1, 5), w = ri(1, 5), c = ri(1, 3), oh = h * ri(1, 3), ow = w * ri(1, 4);
         const bool half = trial % 2 == 1;
         auto x = rnd(n * h * w * c);
-        std::vector<float> y2(static_cast<std::size_t>(n * oh * ow * c));
-        graft_rt::resize_bilinear_nhwc(x.data(), y2.data(), n, h, w, c, oh, ow, half);
+        const auto y2 = resize_by(x, {n, h, w, c}, {n, oh, ow, c}, bilinear(half));
         // reference: separable 1-D linear interpolation weights in double
         auto weights = [&](i64 in, i64 out) {
             std::vector<std::vector<double>> m(static_cast<std::size_t>(out), std::vector<double>(static_cast<std::size_t>(in), 0.0));

@@ -1,37 +1,40 @@
-// The resize family: Upsample (nearest neighbour by integer factors along named axes, any layout)
-// and ResizeBilinear (NHWC images, integer factors; TF 1 legacy or TF 2 half-pixel sampling).
-// Their typed attributes (the names are in ops/op_types.hpp), read once and shared by the
-// schemas, the native kernel builders and the C++ emitters (resize.cpp); the kernels are
-// graft_rt's (graft_rt/resize.hpp).
+// The resize family: one kernel (graft_rt/resize.hpp) behind three op types, each in any memory
+// order of x (y in x's order).
+//   Resize          x, scales?  ONNX's: attrs axes (the resized axes), sizes (their output
+//                   lengths), mode (nearest | linear | cubic), coordinate_transformation_mode
+//                   (half_pixel | pytorch_half_pixel | align_corners | asymmetric |
+//                   tf_half_pixel_for_nn | tf_crop_and_resize), nearest_mode (round_prefer_floor |
+//                   round_prefer_ceil | floor | ceil | simple: Resize-10's floor up / ceil down),
+//                   cubic_coeff_a, exclude_outside, extrapolation_value; per axis, optionally:
+//                   scales (the coordinate transformation's scale, sizes = floor(scale * in);
+//                   absent: sizes / in), scale_index (the scale is the entry of input `scales`,
+//                   read when the model runs, instead), roi (starts then ends, tf_crop_and_resize).
+//   Upsample        x  Keras' nearest upsampling: attrs axes, factors (integers >= 1).
+//   ResizeBilinear  x  Keras' bilinear upsampling of H and W: attrs factors [2], half_pixel (TF 2
+//                   sampling; else TF 1's corner-aligned one).
+// The names are in ops/op_types.hpp; every op type reads its attributes into a ResizePlan, which
+// the schemas, the native kernel builder and the C++ emitter share (resize.cpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "graft/ir/operator.hpp"
+#include "graft_rt/resize.hpp"
 
 namespace graft::ops {
 
-/// Upsample: every entry repeated factors[i] times along axes[i].
-struct UpsampleAttrs {
-    Order axes;
-    std::vector<std::int64_t> factors;
-    static UpsampleAttrs parse(const Operator& op);
-    /// The factor of every axis of x in its memory order (1 for the others). ShapeError for an
-    /// axis x lacks, N or a factor below 1; UnsupportedError beyond graft_rt::max_rank axes.
-    std::vector<std::int64_t> factors_of(const Operator& op) const;
+/// What the kernel runs: its parameters and every axis of x, in x's memory order.
+struct ResizePlan {
+    graft_rt::ResizeParams params{};
+    std::vector<graft_rt::ResizeAxis> axes;
+    /// y's shape (x's memory order).
+    Shape out_shape() const;
 };
 
-/// ResizeBilinear: x NHWC resized by factors[2] (H, W); half_pixel sampling (TF 2) or not (TF 1).
-struct ResizeBilinearAttrs {
-    std::int64_t factor_h = 1, factor_w = 1;
-    bool half_pixel = false;
-    static ResizeBilinearAttrs parse(const Operator& op);
-    /// x [n, h, w, c] resized to [n, oh, ow, c].
-    struct Geometry {
-        std::int64_t n, h, w, c, oh, ow;
-    };
-    Geometry geometry(const Operator& op) const;
-};
+/// The plan of a Resize, Upsample or ResizeBilinear op, checked against its input x (ShapeError
+/// for attributes that do not fit it, UnsupportedError for an unknown mode, a resized batch axis,
+/// a resized length of 2^24 or more, or more than graft_rt::max_rank axes).
+ResizePlan resize_plan(const Operator& op);
 
 }  // namespace graft::ops
