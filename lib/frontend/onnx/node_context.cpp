@@ -168,6 +168,23 @@ const WeightArray& NodeContext::weight(std::size_t i) const {
     fail_format("has no weight " + std::to_string(i) + " (ONNX nodes read constants as inputs)");
 }
 
+std::optional<Shape> NodeContext::declared_shape(std::size_t k) const {
+    if (!wants_output(k)) return std::nullopt;
+    const std::string& name = node_.output(static_cast<int>(k));
+    const auto& g = file_.proto.graph();
+    auto shape_of = [](const ::onnx::ValueInfoProto& vi) -> std::optional<Shape> {
+        if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return std::nullopt;
+        Shape s;
+        for (const auto& d : vi.type().tensor_type().shape().dim()) s.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : kDynamic);
+        return s;
+    };
+    for (const auto& vi : g.output())
+        if (vi.name() == name) return shape_of(vi);
+    for (const auto& vi : g.value_info())
+        if (vi.name() == name) return shape_of(vi);
+    return std::nullopt;
+}
+
 std::shared_ptr<const HostTensor> NodeContext::tensor_attribute(const std::string& name) const {
     for (const auto& a : node_.attribute())
         if (a.name() == name) {

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ public:
     void set_known_output(std::size_t k, HostTensor t);
     /// Sets output `k` to an IR value (logical order as given).
     void set_output(std::size_t k, Variable* v, const Order& logical, bool integer = false);
+    /// The shape the model declares for output `k` (a graph output or a value_info entry; kDynamic
+    /// for a symbolic or unknown dimension), if it declares one.
+    std::optional<Shape> declared_shape(std::size_t k) const;
     /// Tensor attribute `name` (Constant's value, ConstantOfShape's value); null if absent.
     std::shared_ptr<const HostTensor> tensor_attribute(const std::string& name) const;
     /// The slots of the outputs, moved out; FormatError if the converter set none of them.

@@ -89,6 +89,7 @@ void register_converters(Registry& r) {
     register_normalization(r);
     register_reduce(r);
     register_recurrent(r);
+    register_resize(r);
 }
 
 }  // namespace graft::onnx

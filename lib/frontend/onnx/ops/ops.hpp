@@ -67,6 +67,7 @@ void register_constants(Registry& r);      // constants.cpp: Constant, Shape, Ga
 void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ...
 void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin
 void register_recurrent(Registry& r);      // recurrent.cpp: RNN, GRU, LSTM
+void register_resize(Registry& r);         // resize.cpp: Resize, Upsample
 
 /// Every ONNX converter graft ships.
 void register_converters(Registry& r);
