@@ -48,6 +48,8 @@ inline constexpr const char* kTranspose = "Transpose";
 inline constexpr const char* kConcat = "Concat";
 inline constexpr const char* kReverse = "Reverse";
 inline constexpr const char* kPad = "Pad";
+inline constexpr const char* kDepthToSpace = "DepthToSpace";
+inline constexpr const char* kSpaceToDepth = "SpaceToDepth";
 
 // recurrent/
 inline constexpr const char* kSimpleRNN = "SimpleRNN";

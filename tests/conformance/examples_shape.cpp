@@ -1,4 +1,5 @@
-// Conformance examples: transposes, reshapes, concatenation, padding, reversal, pooling.
+// Conformance examples: transposes, reshapes, concatenation, padding, reversal, depth to space and
+// back, pooling.
 #include <algorithm>
 #include <cmath>
 
@@ -52,6 +53,47 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
                 if (i == static_cast<std::size_t>(-1)) break;
             }
             return taps == 0 ? 0 : max ? acc : acc / taps;
+        })};
+    };
+    return e;
+}
+
+/// DepthToSpace / SpaceToDepth of x [order, shape] with blocks of b along `axes` (ONNX's
+/// definition, for any number of axes: the block's index along axes[0] is the most significant).
+Example block(const std::string& type, Order order, Shape shape, std::vector<Axis> axes, std::int64_t b, bool crd, unsigned seed) {
+    Example e;
+    e.op_type = type;
+    e.name = std::string(crd ? "CRD" : "DCR") + ", blocks of " + std::to_string(b) + " along " + Order(axes).str();
+    e.attrs.set("axis", Axis::C);
+    e.attrs.set("axes", Order(axes));
+    e.attrs.set("block", b);
+    e.attrs.set("mode", crd ? "CRD" : "DCR");
+    e.inputs = {input("x", order, shape, seed)};
+    const bool d2s = type == "DepthToSpace";
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand& x = in[0];
+        std::int64_t blocks = 1;
+        Shape out = x.shape;
+        for (const auto& a : axes) {
+            auto& n = out[x.order.index(a)];
+            n = d2s ? n * b : n / b;
+            blocks *= b;
+        }
+        auto& c_out = out[x.order.index(Axis::C)];
+        c_out = d2s ? c_out / blocks : c_out * blocks;
+        const std::int64_t C = d2s ? c_out : x.shape[x.order.index(Axis::C)];  // channels within a block
+        return std::vector<Expected>{output("y", x.order, out, [&](const Pos& p, std::int64_t) {
+            Pos q = p;
+            std::int64_t lin = 0, c = p.at("C");
+            if (d2s) {
+                for (const auto& a : axes) lin = lin * b + p.at(a.name()) % b, q[a.name()] = p.at(a.name()) / b;
+                q["C"] = crd ? c * blocks + lin : lin * C + c;
+            } else {
+                lin = crd ? c % blocks : c / C;
+                q["C"] = crd ? c / blocks : c % C;
+                for (std::size_t j = axes.size(); j-- > 0;) q[axes[j].name()] = p.at(axes[j].name()) * b + lin % b, lin /= b;
+            }
+            return at(x, q);
         })};
     };
     return e;
@@ -159,6 +201,13 @@ std::vector<Example> shape_examples() {
         };
         v.push_back(gp);
     }
+
+    const std::vector<Axis> hw{Axis::H, Axis::W};
+    v.push_back(block("DepthToSpace", graft::OrderNCHW, {2, 8, 2, 3}, hw, 2, false, 41));
+    v.push_back(block("DepthToSpace", nhwc, {1, 2, 3, 12}, hw, 2, true, 42));
+    v.push_back(block("DepthToSpace", graft::OrderNDHWC, {1, 2, 1, 3, 16}, {Axis::D, Axis::H, Axis::W}, 2, false, 43));
+    v.push_back(block("SpaceToDepth", graft::OrderNCHW, {2, 2, 4, 6}, hw, 2, false, 44));
+    v.push_back(block("SpaceToDepth", nhwc, {1, 3, 6, 2}, hw, 3, true, 45));
     return v;
 }
 

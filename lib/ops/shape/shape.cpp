@@ -1,5 +1,5 @@
 // The shape family: schemas, native kernel builders and C++ emitters of Reshape, Transpose,
-// Concat, Reverse and Pad. Both backends run graft_rt's kernels (graft_rt/shape.hpp).
+// Concat, Reverse, Pad, DepthToSpace and SpaceToDepth. Both backends run graft_rt's kernels (graft_rt/shape.hpp).
 #include "ops/shape/shape.hpp"
 
 #include "graft_rt/shape.hpp"
@@ -27,6 +27,81 @@ TransposeAttrs::Geometry TransposeAttrs::geometry(const Operator& op) const {
     check_rank(op, x.ndim(), kMaxRank, "transpose");
     Geometry g{x.shape(), {}};
     for (auto p : x.order().permutation_to(order)) g.perm.push_back(static_cast<int>(p));
+    return g;
+}
+
+BlockAttrs BlockAttrs::parse(const Operator& op) {
+    const auto mode = op.attr_or<std::string>("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") throw UnsupportedError(op.describe() + ": mode '" + mode + "' (expected DCR or CRD)");
+    BlockAttrs a{op.attrs().get_axis("axis", op.describe()), op.attrs().get_order("axes", op.describe()), op.attr<i64>("block"), mode == "CRD"};
+    if (a.block < 1) shape_fail(op, "block " + std::to_string(a.block) + " (expected at least 1)");
+    if (a.axes.has(a.axis)) shape_fail(op, "the channel axis " + a.axis.name() + " is one of the axes " + a.axes.str());
+    return a;
+}
+
+Shape BlockAttrs::out_shape(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    const bool d2s = op.type() == kDepthToSpace;
+    Shape s = x.shape();
+    auto index = [&](const Axis& a) {
+        if (a == Axis::N || !x.order().has(a) || x.size(a) == kDynamic)
+            shape_fail(op, "input " + x.describe() + " has no fixed axis " + a.name() + " to rearrange");
+        return x.order().index(a);
+    };
+    i64 blocks = 1;
+    for (std::size_t j = 0; j < axes.ndim(); ++j) {
+        const auto k = index(axes[j]);
+        if (!d2s && s[k] % block != 0)
+            shape_fail(op, "axis " + axes[j].name() + " of " + x.describe() + " is not a multiple of the block " + std::to_string(block));
+        s[k] = d2s ? s[k] * block : s[k] / block;
+        blocks *= block;
+    }
+    const auto c = index(axis);
+    if (d2s && s[c] % blocks != 0)
+        shape_fail(op, "axis " + axis.name() + " of " + x.describe() + " is not a multiple of " + std::to_string(blocks) + " (the block's size)");
+    s[c] = d2s ? s[c] / blocks : s[c] * blocks;
+    return s;
+}
+
+TransposeAttrs::Geometry BlockAttrs::geometry(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    const bool d2s = op.type() == kDepthToSpace;
+    const Shape ys = out_shape(op);
+    const int k = static_cast<int>(axes.ndim());
+    // The views' axes: 0 the channel within a block, 1 + j the block's index along axes[j], 1 + k + j
+    // the position along axes[j], 1 + 2k + i x's axis i otherwise. x's view holds every one once.
+    const i64 chan = d2s ? ys[x.order().index(axis)] : x.size(axis);
+    std::vector<std::pair<int, i64>> split;  // the channel axis split: DCR (i1, i2, ..., c) or CRD (c, i1, ...)
+    if (crd) split.emplace_back(0, chan);
+    for (int j = 0; j < k; ++j) split.emplace_back(1 + j, block);
+    if (!crd) split.emplace_back(0, chan);
+    std::vector<int> xv, yv;
+    Shape xs;
+    auto view_axis = [&](int id, i64 len) { xv.push_back(id), xs.push_back(len); };
+    for (std::size_t i = 0; i < x.ndim(); ++i) {
+        const Axis& a = x.order()[i];
+        const auto found = axes.find(a);
+        if (a == axis) {
+            for (const auto& [id, len] : split) {
+                if (d2s) view_axis(id, len);
+                else yv.push_back(id);
+            }
+            if (d2s) yv.push_back(0);
+            else view_axis(0, chan);
+        } else if (found) {
+            const int j = static_cast<int>(*found);
+            view_axis(1 + k + j, d2s ? x.shape()[i] : ys[i]);
+            yv.push_back(1 + k + j);
+            if (d2s) yv.push_back(1 + j);  // y's position along axes[j] is s * block + i
+            else view_axis(1 + j, block);
+        } else {
+            view_axis(1 + 2 * k + static_cast<int>(i), x.shape()[i]);
+            yv.push_back(xv.back());
+        }
+    }
+    check_rank(op, xv.size(), kMaxRank, "a block rearrangement of " + x.describe() + ", viewed with");
+    TransposeAttrs::Geometry g{xs, {}};
+    for (int id : yv) g.perm.push_back(static_cast<int>(std::find(xv.begin(), xv.end(), id) - xv.begin()));
     return g;
 }
 
@@ -125,8 +200,8 @@ Outputs infer_transpose(const Operator& op) {
     return {{"y", {order, x.shape_in(order)}}};
 }
 
-std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
-    const auto g = TransposeAttrs::parse(b.op()).geometry(b.op());
+/// graft_rt::transpose over the geometry `g` (a Transpose, or a view of a block rearrangement).
+std::unique_ptr<native::Kernel> transpose_kernel(native::BuildContext& b, const TransposeAttrs::Geometry& g) {
     const Dims shape = fixed_array<kMaxRank>(g.in_shape);
     const auto perm = fixed_array<kMaxRank>(g.perm);
     const int rank = static_cast<int>(g.perm.size());
@@ -135,17 +210,42 @@ std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
         [=](const native::RunContext& c) { graft_rt::transpose(c.at(x), c.at(y), shape.data(), perm.data(), rank); });
 }
 
+std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
+    return transpose_kernel(b, TransposeAttrs::parse(b.op()).geometry(b.op()));
+}
+
+/// The call of graft_rt::transpose over `g`; `shape_what`, `perm_what`: comments.
+void emit_transpose_call(cpp::EmitContext& ctx, const TransposeAttrs::Geometry& g, const std::string& shape_what,
+                         const std::string& perm_what) {
+    cpp::use(ctx, "shape");
+    ctx.constant_list("in_shape", g.in_shape, shape_what);
+    std::string p;
+    for (std::size_t i = 0; i < g.perm.size(); ++i) p += (i ? ", " : "") + std::to_string(g.perm[i]);
+    ctx.line("constexpr int perm[] = {{{}}};  // {}", p, perm_what);
+    ctx.line("graft_rt::transpose({}, {}, in_shape, perm, {});", ctx.input("x"), ctx.output("y"), g.perm.size());
+}
+
 void emit_transpose(cpp::EmitContext& ctx) {
     const Operator& op = ctx.op();
     const auto a = TransposeAttrs::parse(op);
-    const auto g = a.geometry(op);
     const Order& from = op.input("x")->order();
-    cpp::use(ctx, "shape");
-    ctx.constant_list("in_shape", g.in_shape, from.str());
-    std::string p;
-    for (std::size_t i = 0; i < g.perm.size(); ++i) p += (i ? ", " : "") + std::to_string(g.perm[i]);
-    ctx.line("constexpr int perm[] = {{{}}};  // {} -> {}", p, from.str(), a.order.str());
-    ctx.line("graft_rt::transpose({}, {}, in_shape, perm, {});", ctx.input("x"), ctx.output("y"), g.perm.size());
+    emit_transpose_call(ctx, a.geometry(op), from.str(), from.str() + " -> " + a.order.str());
+}
+
+// ---- DepthToSpace, SpaceToDepth ----------------------------------------------------------------
+
+Outputs infer_block(const Operator& op) { return {{"y", {in(op, "x").order(), BlockAttrs::parse(op).out_shape(op)}}}; }
+
+std::unique_ptr<native::Kernel> build_block(native::BuildContext& b) {
+    return transpose_kernel(b, BlockAttrs::parse(b.op()).geometry(b.op()));
+}
+
+void emit_block(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = BlockAttrs::parse(op);
+    ctx.comment(op.input("x")->describe() + ": blocks of " + std::to_string(a.block) + " along " + a.axes.str() +
+                (op.type() == kDepthToSpace ? " from " : " into ") + a.axis.name() + (a.crd ? " (CRD)" : " (DCR)"));
+    emit_transpose_call(ctx, a.geometry(op), "x viewed with the block's axes split", "the view's axes in y's order");
 }
 
 // ---- Concat ------------------------------------------------------------------------------------
@@ -269,6 +369,12 @@ void register_shape(Registry& r) {
         .add(r, build_reverse, emit_reverse);
     OpDef(kPad, {"x"}, infer_pad, "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout")
         .add(r, build_pad, emit_pad);
+    OpDef(kDepthToSpace, {"x"}, infer_block,
+          "blocks of `block` entries along each of the axes `axes` taken from the channel axis `axis` (mode DCR or CRD), any layout")
+        .add(r, build_block, emit_block);
+    OpDef(kSpaceToDepth, {"x"}, infer_block,
+          "blocks of `block` entries along each of the axes `axes` moved into the channel axis `axis` (mode DCR or CRD), any layout")
+        .add(r, build_block, emit_block);
 }
 
 }  // namespace graft::ops

@@ -1,5 +1,5 @@
 // The shape family: ops that move elements without arithmetic. Reshape (a view), Transpose,
-// Concat, Reverse and Pad (zero padding and cropping). Their typed attributes (the names are in
+// Concat, Reverse, Pad (zero padding and cropping), DepthToSpace and SpaceToDepth. Their typed attributes (the names are in
 // ops/op_types.hpp), read once and shared by the schemas, the native kernel builders and the C++
 // emitters (shape.cpp); the kernels are graft_rt's (graft_rt/shape.hpp).
 #pragma once
@@ -30,6 +30,24 @@ struct TransposeAttrs {
         std::vector<int> perm;
     };
     Geometry geometry(const Operator& op) const;
+};
+
+/// DepthToSpace / SpaceToDepth: blocks of `block` entries along each of the axes `axes` (in that
+/// order) taken from / put into the channel axis `axis`. DepthToSpace splits x's channel c into
+/// (i1, i2, ..., c') with mode DCR (ONNX's default, TF's) or (c', i1, i2, ...) with CRD, and puts
+/// entry (i1, i2, ...) of the block at y[..., s1 * block + i1, s2 * block + i2, ...]; SpaceToDepth
+/// is its inverse. Both are a transpose of views of x and y (graft_rt::transpose), in any layout.
+struct BlockAttrs {
+    Axis axis = Axis::C;
+    Order axes;
+    std::int64_t block = 1;
+    bool crd = false;
+    static BlockAttrs parse(const Operator& op);
+    /// y's shape (x's order); ShapeError when the lengths do not divide.
+    Shape out_shape(const Operator& op) const;
+    /// The transpose that does it: x viewed with its channel (DepthToSpace) or its spatial axes
+    /// (SpaceToDepth) split. UnsupportedError beyond graft_rt::max_rank axes of that view.
+    TransposeAttrs::Geometry geometry(const Operator& op) const;
 };
 
 /// Concat: inputs x0, x1, ... joined along axis `axis`.

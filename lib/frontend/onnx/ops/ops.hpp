@@ -62,7 +62,7 @@ void register_elementwise(Registry& r);    // elementwise.cpp: Add, Sub, Mul, Di
 void register_linear(Registry& r);         // linear.cpp: Gemm, MatMul
 void register_conv(Registry& r);           // conv.cpp: Conv, ConvTranspose
 void register_pool(Registry& r);           // pool.cpp: MaxPool, AveragePool, Global*Pool
-void register_shape(Registry& r);          // shape.cpp: Reshape, Flatten, Transpose, Concat, Squeeze, ...
+void register_shape(Registry& r);          // shape.cpp: Reshape, Flatten, Transpose, Concat, ..., DepthToSpace
 void register_constants(Registry& r);      // constants.cpp: Constant, Shape, Gather, Cast, ... on known values
 void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ...
 void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin

@@ -1,4 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice and Pad. A known input
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, DepthToSpace and
+// SpaceToDepth. A known input
 // gives a known output (shape arithmetic); a runtime one becomes graft's aliasing Reshape, its
 // Concat, or its Pad (zero padding, or cropping with negative amounts: Slice and Split with
 // step 1). Transpose costs nothing at all: it renames the value's logical dimensions, and the
@@ -331,6 +332,25 @@ void pad(NodeContext& ctx) {
     ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
 }
 
+/// DepthToSpace (mode DCR or CRD) and SpaceToDepth of [N, C, H, W]: blocks of `blocksize` along
+/// H and W taken from / put into C (graft's ops of the same names, over the value's logical axes).
+void depth_space(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const bool d2s = ctx.node().op_type() == "DepthToSpace";
+    const Value x = ctx.input(0);
+    if (x.logical.ndim() != 4) ctx.fail_unsupported("a rank-" + std::to_string(x.logical.ndim()) + " input (expected N, C, H, W)");
+    const i64 block = ctx.config().get_int("blocksize");
+    if (block < 1) ctx.fail_format("blocksize " + std::to_string(block) + " (expected at least 1)");
+    const std::string mode = d2s ? ctx.config().get_string("mode", "DCR") : "DCR";
+    if (mode != "DCR" && mode != "CRD") ctx.fail_format("mode '" + mode + "' (expected DCR or CRD)");
+    Attributes a;
+    a.set("axis", x.logical[1]);
+    a.set("axes", Order{x.logical[2], x.logical[3]});
+    a.set("block", block);
+    a.set("mode", mode);
+    ctx.set_outputs({emit(ctx, d2s ? ops::kDepthToSpace : ops::kSpaceToDepth, {{"x", x.var}}, std::move(a), x.logical)});
+}
+
 }  // namespace
 
 void register_shape(Registry& r) {
@@ -343,6 +363,8 @@ void register_shape(Registry& r) {
     add(r, "Split", split);
     add(r, "Slice", slice);
     add(r, "Pad", pad);
+    add(r, "DepthToSpace", depth_space);
+    add(r, "SpaceToDepth", depth_space);
 }
 
 }  // namespace graft::onnx
