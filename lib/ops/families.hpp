@@ -24,6 +24,6 @@ void register_attention(Registry& r);      // lib/ops/attention: Attention
 void register_linear(Registry& r);  // lib/ops/linear: Linear, BatchMatMul
 void register_conv(Registry& r);    // lib/ops/conv: Conv1D/2D/3D, DepthwiseConv2D, ConvTranspose2D/3D
 void register_broadcast(Registry& r);  // lib/ops/broadcast: Binary
-void register_reduce(Registry& r);     // lib/ops/reduce: Reduce, ArgMax, ArgMin
+void register_reduce(Registry& r);     // lib/ops/reduce: Reduce, ArgMax, ArgMin, Hardmax
 
 }  // namespace graft::ops

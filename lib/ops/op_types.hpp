@@ -79,5 +79,6 @@ inline constexpr const char* kBinary = "Binary";
 inline constexpr const char* kReduce = "Reduce";
 inline constexpr const char* kArgMax = "ArgMax";
 inline constexpr const char* kArgMin = "ArgMin";
+inline constexpr const char* kHardmax = "Hardmax";
 
 }  // namespace graft::ops

@@ -1,4 +1,4 @@
-// Conformance examples: Binary (numpy broadcasting over named axes), Reduce, ArgMax and ArgMin.
+// Conformance examples: Binary (numpy broadcasting over named axes), Reduce, ArgMax, ArgMin and Hardmax.
 // References read every input at a named-axis position, an axis the input lacks or has once read
 // at index 0.
 #include <algorithm>
@@ -168,6 +168,29 @@ Example arg(const std::string& type, Axis axis, bool keepdims, bool last, Operan
     return e;
 }
 
+/// Hardmax along `axis`: ONNX's one-hot of the first largest entry, x's shape.
+Example hardmax(Axis axis, Operand x) {
+    Example e;
+    e.op_type = "Hardmax";
+    e.name = "along " + axis.name() + " of " + x.order.str();
+    e.attrs.set("axis", axis);
+    x.port = "x";
+    e.inputs = {std::move(x)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        return std::vector<Expected>{like("y", in[0], [&](const Pos& p, std::int64_t) {
+            Pos q = p;
+            double best = -INFINITY;
+            std::int64_t at_best = -1;
+            for (std::int64_t j = 0; j < in[0].shape[in[0].order.index(axis)]; ++j) {
+                q[axis.name()] = j;
+                if (at(in[0], q) > best) best = at(in[0], q), at_best = j;
+            }
+            return p.at(axis.name()) == at_best ? 1.0 : 0.0;
+        })};
+    };
+    return e;
+}
+
 }  // namespace
 
 std::vector<Example> broadcast_examples() {
@@ -224,6 +247,9 @@ std::vector<Example> reduce_examples() {
     v.push_back(arg("ArgMin", Axis::H, false, false, x(66)));
     v.push_back(arg("ArgMin", Axis::T, false, false, ties));
     v.push_back(arg("ArgMin", Axis::T, true, true, ties));
+    v.push_back(hardmax(Axis::C, x(68)));
+    v.push_back(hardmax(Axis::H, x(69)));
+    v.push_back(hardmax(Axis::T, ties));
     return v;
 }
 

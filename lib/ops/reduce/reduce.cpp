@@ -1,6 +1,7 @@
-// The reduce family (reduce.hpp): schemas, native kernel builders and emitters of Reduce, ArgMax
-// and ArgMin. Both backends run graft_rt's kernels (graft_rt/reduce.hpp), which read x in any
-// memory order through its strides; y keeps x's order, without the reduced axes.
+// The reduce family (reduce.hpp): schemas, native kernel builders and emitters of Reduce, ArgMax,
+// ArgMin and Hardmax. Both backends run graft_rt's kernels (graft_rt/reduce.hpp), which read x in
+// any memory order through its strides; y keeps x's order, without the reduced axes (Hardmax:
+// with them).
 #include "ops/reduce/reduce.hpp"
 
 #include "ops/emit_util.hpp"
@@ -142,6 +143,32 @@ void emit_arg(cpp::EmitContext& ctx) {
              op.type() == kArgMax, a.select_last_index);
 }
 
+// ---- Hardmax -----------------------------------------------------------------------------------
+
+Axis hardmax_axis(const Operator& op) {
+    const Axis axis = op.attrs().get_axis("axis", op.describe());
+    if (!in(op, "x").order().has(axis)) shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + axis.name());
+    return axis;
+}
+
+Outputs infer_hardmax(const Operator& op) {
+    hardmax_axis(op);
+    return like_x(op);
+}
+
+std::unique_ptr<native::Kernel> build_hardmax(native::BuildContext& b) {
+    const Split3 s = split_at(in(b.op(), "x"), hardmax_axis(b.op()));
+    const auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::hardmax(c.at(x), c.at(y), s.outer, s.len, s.inner); });
+}
+
+void emit_hardmax(cpp::EmitContext& ctx) {
+    const Axis axis = hardmax_axis(ctx.op());
+    cpp::use(ctx, "reduce");
+    cpp::emit_split(ctx, split_at(in(ctx.op(), "x"), axis), axis);
+    ctx.line("graft_rt::hardmax({}, {}, outer, len, inner);", ctx.input("x"), ctx.output("y"));
+}
+
 }  // namespace
 
 void register_reduce(Registry& r) {
@@ -156,6 +183,9 @@ void register_reduce(Registry& r) {
                   " entry of x, as float32 (select_last_index: the last of equals; keepdims keeps the axis with size 1)")
             .add(r, build_arg, emit_arg);
     }
+    OpDef(kHardmax, {"x"}, infer_hardmax, "y = 1 at the first largest entry of x along axis `axis`, 0 elsewhere")
+        .inplace()
+        .add(r, build_hardmax, emit_hardmax);
 }
 
 }  // namespace graft::ops

@@ -7,6 +7,7 @@
 //   ArgMax, ArgMin   x   attrs axis, keepdims (default false) and select_last_index (default
 //                false: the first of equal entries): the index along `axis` of the largest /
 //                smallest entry, as a float32 value.
+//   Hardmax  x   attr axis: 1 at the first largest entry along `axis`, 0 elsewhere (x's shape).
 // The kernels are graft_rt's (graft_rt/reduce.hpp) on both backends.
 #pragma once
 

@@ -1,5 +1,6 @@
-// graft_rt/reduce.hpp - reductions over named axes in any memory order (ONNX's Reduce* family)
-// and the index of the largest / smallest entry along one axis (ArgMax, ArgMin).
+// graft_rt/reduce.hpp - reductions over named axes in any memory order (ONNX's Reduce* family),
+// the index of the largest / smallest entry along one axis (ArgMax, ArgMin) and its one-hot
+// (Hardmax).
 //
 // reduce() walks y (the kept axes, contiguous) and, for each of its entries, the reduced axes of
 // x through their strides; sums accumulate in double. Axes of size 1 are dropped and adjacent
@@ -176,20 +177,32 @@ inline void reduce(ReduceKind k, const float* x, float* y, const i64* kd, const 
     }
 }
 
-/// x viewed as [outer, len, inner]: y[o, i] = the index j < len of the largest (max) or smallest
-/// entry x[o, j, i], the first one of equals or (last) the last one, as a float.
+/// The index j < len of the largest (max) or smallest entry p[j * stride], the first one of equals
+/// or (last) the last one.
+inline i64 arg_at(const float* p, i64 len, i64 stride, bool max, bool last) {
+    float best = p[0];
+    i64 at = 0;
+    for (i64 j = 1; j < len; ++j) {
+        const float v = p[j * stride];
+        const bool better = max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+        if (better) best = v, at = j;
+    }
+    return at;
+}
+
+/// x viewed as [outer, len, inner]: y[o, i] = arg_at of x[o, :, i], as a float.
 inline void arg_reduce(const float* x, float* y, i64 outer, i64 len, i64 inner, bool max, bool last) {
     for (i64 o = 0; o < outer; ++o)
+        for (i64 i = 0; i < inner; ++i) y[o * inner + i] = static_cast<float>(arg_at(x + o * len * inner + i, len, inner, max, last));
+}
+
+/// x viewed as [outer, len, inner]: y[o, j, i] = 1 where j is the first largest entry of
+/// x[o, :, i], else 0 (ONNX Hardmax). Reads each column before writing it: y may be x.
+inline void hardmax(const float* x, float* y, i64 outer, i64 len, i64 inner) {
+    for (i64 o = 0; o < outer; ++o)
         for (i64 i = 0; i < inner; ++i) {
-            const float* p = x + o * len * inner + i;
-            float best = p[0];
-            i64 at = 0;
-            for (i64 j = 1; j < len; ++j) {
-                const float v = p[j * inner];
-                const bool better = max ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
-                if (better) best = v, at = j;
-            }
-            y[o * inner + i] = static_cast<float>(at);
+            const i64 off = o * len * inner + i, at = arg_at(x + off, len, inner, true, false);
+            for (i64 j = 0; j < len; ++j) y[off + j * inner] = j == at ? 1.f : 0.f;
         }
 }
 

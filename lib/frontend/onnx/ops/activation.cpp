@@ -132,28 +132,34 @@ void clip(NodeContext& ctx) {
     ctx.set_outputs({activation(ctx, ctx.input(0), "clip", std::max(lo, -big), std::min(hi, big))});
 }
 
-/// Softmax, LogSoftmax, Hardmax: along `axis` (opset 13+, default -1); before 13 over the
-/// input flattened to 2-D at `axis` (default 1).
-Value softmax_of(NodeContext& ctx, const Value& x) {
+/// Softmax, LogSoftmax, Hardmax (graft's op `type`): along `axis` (opset 13+, default -1); before
+/// 13 over the input flattened to 2-D at `axis` (default 1).
+Value softmax_of(NodeContext& ctx, const Value& x, const char* type = ops::kSoftmax) {
     const std::size_t rank = x.logical.ndim();
     const bool legacy = ctx.opset() < 13;
     const std::size_t ax = axis_index(ctx, ctx.config().get_int("axis", legacy ? 1 : -1), rank);
     Attributes a;
     if (!legacy || ax + 1 == rank) {
         a.set("axis", x.logical[ax]);
-        return emit(ctx, ops::kSoftmax, {{"x", x.var}}, std::move(a), x.logical);
+        return emit(ctx, type, {{"x", x.var}}, std::move(a), x.logical);
     }
     const Shape s = logical_shape(x);
     std::int64_t outer = 1, inner = 1;
     for (std::size_t i = 0; i < rank; ++i) (i < ax ? outer : inner) *= s[i];
     const Value flat = reshape(ctx, x, {outer, inner}, "flat");
     a.set("axis", flat.logical[1]);
-    return reshape(ctx, emit(ctx, ops::kSoftmax, {{"x", flat.var}}, std::move(a), flat.logical, "softmax"), s, "unflat");
+    return reshape(ctx, emit(ctx, type, {{"x", flat.var}}, std::move(a), flat.logical, type == ops::kHardmax ? "hardmax" : "softmax"), s,
+                   "unflat");
 }
 
 void softmax(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
     ctx.set_outputs({softmax_of(ctx, ctx.input(0))});
+}
+
+void hardmax(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    ctx.set_outputs({softmax_of(ctx, ctx.input(0), ops::kHardmax)});
 }
 
 void log_softmax(NodeContext& ctx) {
@@ -248,6 +254,7 @@ void register_activation(Registry& r) {
     add(r, "Clip", clip);
     add(r, "Softmax", softmax);
     add(r, "LogSoftmax", log_softmax);
+    add(r, "Hardmax", hardmax);
     add(r, "PRelu", prelu);
     add(r, "Identity", identity);
     add(r, "Dropout", identity);
