@@ -17,7 +17,7 @@ void register_activation(Registry& r);   // ops/activation: Activation
 void register_elementwise(Registry& r);  // ops/elementwise: Identity, Merge, Softmax
 void register_affine(Registry& r);       // ops/affine: BiasAdd, Affine, BatchNormalization, PReLU
 void register_fused(Registry& r);        // ops/fused: FusedElementwise
-void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize
+void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize, LRN
 void register_embedding(Registry& r);      // lib/ops/embedding: Embedding, NonZeroMask, Masking
 void register_recurrent(Registry& r);      // lib/ops/recurrent: SimpleRNN, LSTM, GRU
 void register_attention(Registry& r);      // lib/ops/attention: Attention

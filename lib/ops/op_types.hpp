@@ -41,6 +41,7 @@ inline constexpr const char* kPReLU = "PReLU";
 inline constexpr const char* kLayerNorm = "LayerNorm";
 inline constexpr const char* kGroupNorm = "GroupNorm";
 inline constexpr const char* kL2Normalize = "L2Normalize";
+inline constexpr const char* kLRN = "LRN";
 
 // shape/
 inline constexpr const char* kReshape = "Reshape";

@@ -1,4 +1,5 @@
-// Conformance examples: normalizations over named axes, embeddings and masks.
+// Conformance examples: normalizations over named axes (LRN across channels too), embeddings and
+// masks.
 #include <algorithm>
 #include <cmath>
 
@@ -7,6 +8,35 @@
 namespace conformance {
 
 namespace {
+
+/// ONNX LRN across C: x / (bias + alpha / size * sum of x^2 over channels c - floor((size - 1) / 2)
+/// to c + ceil((size - 1) / 2), those that exist) ^ beta.
+Example lrn(Order order, Shape shape, std::int64_t size, double alpha, double beta, double bias, unsigned seed) {
+    Example e;
+    e.op_type = "LRN";
+    e.name = "across C of " + order.str() + ", size " + std::to_string(size);
+    e.attrs.set("axis", Axis::C);
+    e.attrs.set("size", size);
+    e.attrs.set("alpha", alpha);
+    e.attrs.set("beta", beta);
+    e.attrs.set("bias", bias);
+    e.inputs = {input("x", order, shape, seed)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand& x = in[0];
+        const std::int64_t C = x.shape[x.order.index(Axis::C)];
+        return std::vector<Expected>{like("y", x, [&](const Pos& p, std::int64_t) {
+            const std::int64_t c = p.at("C");
+            double sum = 0;
+            Pos q = p;
+            const auto lo = c - static_cast<std::int64_t>(std::floor((size - 1) / 2.0));
+            const auto hi = c + static_cast<std::int64_t>(std::ceil((size - 1) / 2.0));
+            for (std::int64_t k = lo; k <= hi; ++k)
+                if (k >= 0 && k < C) q["C"] = k, sum += at(x, q) * at(x, q);
+            return at(x, p) / std::pow(bias + alpha / static_cast<double>(size) * sum, beta);
+        })};
+    };
+    return e;
+}
 
 }  // namespace
 
@@ -118,6 +148,9 @@ std::vector<Example> sequence_examples() {
         return std::vector<Expected>{y, m};
     };
     v.push_back(mk);
+
+    v.push_back(lrn(graft::OrderNCHW, {2, 7, 2, 3}, 3, 0.5, 0.75, 1.0, 66));
+    v.push_back(lrn(OrderNHWC, {1, 2, 3, 6}, 4, 2.0, 0.5, 2.0, 67));
     return v;
 }
 

@@ -1,5 +1,5 @@
 // The normalization family (normalization.hpp): schemas, native kernel builders and C++ emitters
-// of LayerNorm, GroupNorm and L2Normalize. Both backends run graft_rt/normalization.hpp.
+// of LayerNorm, GroupNorm, L2Normalize and LRN. Both backends run graft_rt/normalization.hpp.
 #include "ops/normalization/normalization.hpp"
 
 #include "graft_rt/normalization.hpp"
@@ -47,6 +47,14 @@ Order GroupNormAttrs::order(const Operator& op) const {
 GroupNormAttrs::Geometry GroupNormAttrs::geometry(const Variable& x) const {
     const std::int64_t n = x.size(batch), c = x.size(axis);
     return {n, n * c != 0 ? x.numel() / (n * c) : 0, c};
+}
+
+LrnAttrs LrnAttrs::parse(const Operator& op) {
+    LrnAttrs a{op.attrs().get_axis("axis", op.describe()), op.attr<std::int64_t>("size"), static_cast<float>(op.attr<double>("alpha")),
+               static_cast<float>(op.attr<double>("beta")), static_cast<float>(op.attr<double>("bias"))};
+    if (a.size < 1) shape_fail(op, "size " + std::to_string(a.size) + " (expected at least 1)");
+    if (!in(op, "x").order().has(a.axis)) shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + a.axis.name());
+    return a;
 }
 
 namespace {
@@ -114,6 +122,20 @@ std::unique_ptr<native::Kernel> build_l2_normalize(native::BuildContext& b) {
         [=](const native::RunContext& c) { graft_rt::l2_normalize(c.at(x), c.at(y), r.m, r.k, a.epsilon); });
 }
 
+Outputs infer_lrn(const Operator& op) {
+    LrnAttrs::parse(op);
+    return like_x(op);
+}
+
+std::unique_ptr<native::Kernel> build_lrn(native::BuildContext& b) {
+    const auto a = LrnAttrs::parse(b.op());
+    const Split3 s = split_at(in(b.op(), "x"), a.axis);
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::lrn(c.at(x), c.at(y), s.outer, s.len, s.inner, a.size, a.alpha, a.beta, a.bias);
+    });
+}
+
 // ---- C++ emitters -----------------------------------------------------------------------------
 
 /// The rows of x as constants M and K, and eps.
@@ -135,6 +157,13 @@ void emit_layer_norm(cpp::EmitContext& ctx) {
 void emit_l2_normalize(cpp::EmitContext& ctx) {
     emit_rows(ctx);
     ctx.line("graft_rt::l2_normalize({}, {}, M, K, eps);", ctx.input("x"), ctx.output("y"));
+}
+
+void emit_lrn(cpp::EmitContext& ctx) {
+    const auto a = LrnAttrs::parse(ctx.op());
+    cpp::use(ctx, "normalization");
+    cpp::emit_split(ctx, split_at(in(ctx.op(), "x"), a.axis), a.axis);
+    ctx.line("graft_rt::lrn({}, {}, outer, len, inner, {}, {}, {}, {});", ctx.input("x"), ctx.output("y"), a.size, a.alpha, a.beta, a.bias);
 }
 
 void emit_group_norm(cpp::EmitContext& ctx) {
@@ -167,6 +196,9 @@ void register_normalization(Registry& r) {
         .x_order(rows_order)
         .inplace()
         .add(r, build_l2_normalize, emit_l2_normalize);
+    OpDef(kLRN, {"x"}, infer_lrn,
+          "local response normalization: y = x / (bias + alpha / size * sum of x^2 over `size` neighbours along `axis`) ^ beta")
+        .add(r, build_lrn, emit_lrn);
 }
 
 }  // namespace graft::ops

@@ -1,10 +1,13 @@
 // The normalization family: LayerNorm, GroupNorm, L2Normalize (Keras LayerNormalization,
-// GroupNormalization, UnitNormalization and the normalizing of Dot(normalize=True)).
+// GroupNormalization, UnitNormalization and the normalizing of Dot(normalize=True)) and LRN
+// (ONNX's local response normalization).
 //   LayerNorm   x, gamma?, beta?  attrs axes (names), epsilon: mean / variance over `axes`;
 //               gamma / beta hold the product of those sizes, flattened in the order of `axes`.
 //   GroupNorm   x, gamma?, beta?  attrs batch_axis, axis, groups, epsilon: statistics per batch
 //               item and group of `axis` over every other axis.
 //   L2Normalize x                 attrs axes, epsilon: x / sqrt(max(sum x^2, epsilon)).
+//   LRN         x                 attrs axis, size, alpha, beta, bias: x / (bias + alpha / size *
+//               sum of x^2 over `size` neighbours along `axis`) ^ beta; any layout.
 // Each op asks for its reduced axes last (GroupNorm: batch first, axis last), so the kernels
 // (graft_rt/normalization.hpp) see rows.
 #pragma once
@@ -48,6 +51,15 @@ struct GroupNormAttrs {
         std::int64_t n, s, c;
     };
     Geometry geometry(const Variable& x) const;
+};
+
+/// LRN across axis `axis` (x viewed as [outer, len, inner] around it).
+struct LrnAttrs {
+    Axis axis = Axis::C;
+    std::int64_t size = 1;
+    float alpha = 0, beta = 0, bias = 0;
+    /// ShapeError for a size below 1.
+    static LrnAttrs parse(const Operator& op);
 };
 
 }  // namespace graft::ops

@@ -1,4 +1,5 @@
-// graft_rt/normalization.hpp - layer, group and L2 normalization over rows. Statistics
+// graft_rt/normalization.hpp - layer, group and L2 normalization over rows, and local response
+// normalization across channels. Statistics
 // accumulate in double: a row of many values with a large mean keeps its variance (Keras computes
 // in float32; the difference is far inside the 1e-5 graft's tests require).
 #pragma once
@@ -74,6 +75,27 @@ inline void l2_normalize(const float* x, float* y, i64 M, i64 K, float eps) {
         for (i64 k = 0; k < K; ++k) ss += static_cast<double>(xr[k]) * xr[k];
         const double inv = 1.0 / std::sqrt(std::max(ss, static_cast<double>(eps)));
         for (i64 k = 0; k < K; ++k) yr[k] = static_cast<float>(xr[k] * inv);
+    }
+}
+
+/// Local response normalization across the middle axis of x [outer, len, inner] (ONNX LRN): y =
+/// x / (bias + alpha / size * the sum of x^2 over the window from (size - 1) / 2 entries before
+/// to size / 2 after, cut at the ends) ^ beta. y must not be x.
+inline void lrn(const float* x, float* y, i64 outer, i64 len, i64 inner, i64 size, float alpha, float beta, float bias) {
+    const i64 before = (size - 1) / 2, after = size / 2;
+    const float scale = alpha / static_cast<float>(size);
+    for (i64 o = 0; o < outer; ++o) {
+        const float* xo = x + o * len * inner;
+        for (i64 c = 0; c < len; ++c) {
+            float* yc = y + (o * len + c) * inner;
+            std::fill(yc, yc + inner, 0.f);
+            for (i64 k = std::max<i64>(c - before, 0); k <= std::min(c + after, len - 1); ++k) {
+                const float* xk = xo + k * inner;
+                for (i64 i = 0; i < inner; ++i) yc[i] += xk[i] * xk[i];
+            }
+            const float* xc = xo + c * inner;
+            for (i64 i = 0; i < inner; ++i) yc[i] = xc[i] / std::pow(bias + scale * yc[i], beta);
+        }
     }
 }
 

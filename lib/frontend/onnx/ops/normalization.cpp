@@ -1,5 +1,5 @@
-// BatchNormalization (inference), LayerNormalization (opset 17) and InstanceNormalization as
-// graft's BatchNormalization, LayerNorm and GroupNorm (one group per channel).
+// BatchNormalization (inference), LayerNormalization (opset 17), InstanceNormalization and LRN as
+// graft's BatchNormalization, LayerNorm, GroupNorm (one group per channel) and LRN.
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/op_types.hpp"
@@ -118,12 +118,30 @@ void instance_norm(NodeContext& ctx) {
     ctx.set_outputs({y});
 }
 
+/// LRN of [N, C, D1, ...] across C.
+void lrn(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Value x = ctx.input(0);
+    if (x.logical.ndim() < 2) ctx.fail_unsupported("a rank-" + std::to_string(x.logical.ndim()) + " input (expected N, C, ...)");
+    const auto& c = ctx.config();
+    const i64 size = c.get_int("size");
+    if (size < 1) ctx.fail_format("size " + std::to_string(size) + " (expected at least 1)");
+    Attributes a;
+    a.set("axis", x.logical[1]);
+    a.set("size", size);
+    a.set("alpha", c.get_float("alpha", 1e-4));
+    a.set("beta", c.get_float("beta", 0.75));
+    a.set("bias", c.get_float("bias", 1.0));
+    ctx.set_outputs({emit(ctx, ops::kLRN, {{"x", x.var}}, std::move(a), x.logical)});
+}
+
 }  // namespace
 
 void register_normalization(Registry& r) {
     add(r, "BatchNormalization", batch_norm);
     add(r, "LayerNormalization", layer_norm);
     add(r, "InstanceNormalization", instance_norm);
+    add(r, "LRN", lrn);
 }
 
 }  // namespace graft::onnx

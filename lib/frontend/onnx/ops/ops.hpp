@@ -64,7 +64,7 @@ void register_conv(Registry& r);           // conv.cpp: Conv, ConvTranspose
 void register_pool(Registry& r);           // pool.cpp: MaxPool, AveragePool, Global*Pool
 void register_shape(Registry& r);          // shape.cpp: Reshape, Flatten, Transpose, Concat, ..., DepthToSpace
 void register_constants(Registry& r);      // constants.cpp: Constant, Shape, Gather, Cast, ... on known values
-void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ...
+void register_normalization(Registry& r);  // normalization.cpp: BatchNormalization, LayerNormalization, ..., LRN
 void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin
 void register_recurrent(Registry& r);      // recurrent.cpp: RNN, GRU, LSTM
 void register_resize(Registry& r);         // resize.cpp: Resize, Upsample
