@@ -160,7 +160,7 @@ void conv(NodeContext& ctx) {
     const i64 mult = M / group;
     if (group == C && g.nd == 2) {  // depthwise: w [kh, kw, C, mult], output channel c * mult + j
         std::vector<float> w = kernel_last(wv, ws, true);  // [kh, kw, M, 1] = [kh, kw, C, mult]
-        NamedVars ins{{"x", x.var}, {"w", ctx.constant(ctx.layer_name() + "/w", Order{Axis::H, Axis::W, Axis::C, Axis::N}, kernel_shape(g, C, mult), std::move(w))}};
+        NamedVars ins{{"x", x.var}, {"w", ctx.constant(ctx.layer_name() + "/w", Order{Axis::H, Axis::W, Axis::C, Axis("M")}, kernel_shape(g, C, mult), std::move(w))}};
         if (!bias.empty()) ins.emplace_back("b", ctx.constant(ctx.layer_name() + "/b", OrderC, {M}, bias));
         return ctx.set_outputs({emit(ctx, ops::kDepthwiseConv2D, std::move(ins), conv_attrs(g, padding), x.logical)});
     }
