@@ -197,7 +197,8 @@ void prelu(NodeContext& ctx) {
     ctx.set_outputs({emit(ctx, ops::kPReLU, {{"x", x.var}, {"alpha", al}}, std::move(a), x.logical)});
 }
 
-/// Identity and inference-mode Dropout: the input itself.
+/// Identity and inference-mode Dropout: the input itself (a known input stays known: exporters
+/// write an Identity for each copy of a repeated initializer).
 void identity(NodeContext& ctx) {
     expect_inputs(ctx, 1, 3);
     if (ctx.node().op_type() == "Dropout") {
@@ -207,6 +208,7 @@ void identity(NodeContext& ctx) {
             if (!t || t->ints("training_mode")[0] != 0) ctx.fail_unsupported("training-mode Dropout (graft runs inference)");
         }
     }
+    if (const HostTensor* t = ctx.known(0)) return ctx.set_known_output(0, *t);
     const Value& x = ctx.input(0);
     ctx.set_outputs({emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical)});
 }
