@@ -31,7 +31,7 @@ std::string advice(const std::string& key, const std::string& domain) {
 class Converter {
 public:
     Converter(const ModelFile& file, const Registry& registry, Graph& g, CheckReport& report)
-        : file_(file), registry_(registry), g_(g), report_(report) {}
+        : file_(file), registry_(registry), g_(g), report_(report), batch_(g, registry) {}
 
     void run() {
         const auto& graph = file_.proto.graph();
@@ -118,7 +118,7 @@ private:
         } else if (blocked) {
             report_.unchecked.push_back(name);
         } else {
-            NodeContext ctx(file_, node, name, opset, std::move(ins), g_, registry_);
+            NodeContext ctx(file_, node, name, opset, std::move(ins), g_, registry_, batch_);
             try {
                 (*fn)(ctx);
                 auto outs = ctx.take_outputs();
@@ -169,6 +169,7 @@ private:
     const Registry& registry_;
     Graph& g_;
     CheckReport& report_;
+    DynamicBatch batch_;
     std::map<std::string, Slot> slots_;
     std::set<std::string> poisoned_;
     std::vector<std::string> input_names_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "graft/error.hpp"
 
@@ -69,13 +70,74 @@ T apply(const std::string& op, T x, T y, const std::string& what) {
     throw UnsupportedError(what + ": " + op + " of constants");
 }
 
+bool is_logical(const std::string& op) { return op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or"; }
+
+std::int64_t add(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) throw FormatError(what + ": integer overflow in shape arithmetic");
+    return r;
+}
+std::int64_t mul(std::int64_t a, std::int64_t b, const std::string& what) {
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) throw FormatError(what + ": integer overflow in shape arithmetic");
+    return r;
+}
+
+/// The sign value + batch * N has for every N >= 1; nullopt when it depends on N.
+std::optional<int> sign_for_all(SymInt d) {
+    const std::int64_t at1 = d.value + d.batch;  // N = 1; |parts| are far below overflow here
+    if (d.batch == 0) return (d.value > 0) - (d.value < 0);
+    if (d.batch > 0 && at1 > 0) return 1;
+    if (d.batch < 0 && at1 < 0) return -1;
+    return std::nullopt;
+}
+
 }  // namespace
+
+SymInt sym_binary(const std::string& op, SymInt x, SymInt y, const std::string& what) {
+    if (x.fixed() && y.fixed()) {
+        const std::int64_t r = op == "Add" ? add(x.value, y.value, what) : op == "Mul" ? mul(x.value, y.value, what)
+                                                                                        : apply<std::int64_t>(op, x.value, y.value, what);
+        return {r, 0};
+    }
+    auto refuse = [&](const std::string& why) -> SymInt {
+        throw UnsupportedError(what + ": " + op + " of " + x.str() + " and " + y.str() + ", N being the batch size, " + why);
+    };
+    if (op == "Add") return {add(x.value, y.value, what), add(x.batch, y.batch, what)};
+    if (op == "Sub") return {add(x.value, -y.value, what), add(x.batch, -y.batch, what)};
+    if (op == "Mul") {
+        if (!x.fixed() && !y.fixed()) return refuse("is not a multiple of N");
+        return {mul(x.value, y.value, what), add(mul(x.value, y.batch, what), mul(x.batch, y.value, what), what)};
+    }
+    if (op == "Div") {
+        if (!y.fixed()) return refuse("is not a multiple of N");
+        if (y.value == 0) throw FormatError(what + ": integer division by zero");
+        if (x.value % y.value != 0 || x.batch % y.value != 0) return refuse("depends on N beyond a multiple of it");
+        return {x.value / y.value, x.batch / y.value};
+    }
+    if (op == "Max" || op == "Min" || op == "Equal" || op == "Less" || op == "Greater") {
+        const auto s = sign_for_all({add(x.value, -y.value, what), add(x.batch, -y.batch, what)});
+        if (!s) return refuse("depends on N");
+        if (op == "Max") return *s >= 0 ? x : y;
+        if (op == "Min") return *s <= 0 ? x : y;
+        return {op == "Equal" ? *s == 0 : op == "Less" ? *s < 0 : *s > 0, 0};
+    }
+    return refuse("is not supported");
+}
+
+HostTensor host_take(const HostTensor& t, Shape shape, const std::vector<std::size_t>& src) {
+    HostTensor out;
+    out.kind = t.kind;
+    out.shape = std::move(shape);
+    for (auto k : src) out.push(t, k);
+    return out;
+}
 
 HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTensor& b, const std::string& what) {
     HostTensor out;
     out.shape = broadcast_shapes(a.shape, b.shape, what);
     const auto n = static_cast<std::size_t>(numel(out.shape));
-    const bool logical = op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+    const bool logical = is_logical(op);
     if (a.is_float() || b.is_float()) {
         const auto av = a.floats(), bv = b.floats();
         std::vector<float> r(n);
@@ -91,9 +153,8 @@ HostTensor host_binary(const std::string& op, const HostTensor& a, const HostTen
         return out;
     }
     out.kind = logical ? HostTensor::Kind::boolean : HostTensor::Kind::integer;
-    out.i.resize(n);
     for (std::size_t k = 0; k < n; ++k)
-        out.i[k] = apply<std::int64_t>(op, a.i[source_index(k, out.shape, a.shape)], b.i[source_index(k, out.shape, b.shape)], what);
+        out.push(sym_binary(op, a.sym(source_index(k, out.shape, a.shape)), b.sym(source_index(k, out.shape, b.shape)), what));
     return out;
 }
 
@@ -102,14 +163,11 @@ HostTensor host_where(const HostTensor& cond, const HostTensor& x, const HostTen
     out.shape = broadcast_shapes(cond.shape, broadcast_shapes(x.shape, y.shape, what), what);
     const auto n = static_cast<std::size_t>(numel(out.shape));
     const auto c = cond.floats();
-    const bool fl = x.is_float() || y.is_float();
-    out.kind = fl ? HostTensor::Kind::floating : x.kind;
-    const auto xf = fl ? x.floats() : std::vector<float>{}, yf = fl ? y.floats() : std::vector<float>{};
+    out.kind = x.is_float() || y.is_float() ? HostTensor::Kind::floating : x.kind;
     for (std::size_t k = 0; k < n; ++k) {
         const bool pick_x = c[source_index(k, out.shape, cond.shape)] != 0.f;
-        const std::size_t ix = source_index(k, out.shape, x.shape), iy = source_index(k, out.shape, y.shape);
-        if (fl) out.f.push_back(pick_x ? xf[ix] : yf[iy]);
-        else out.i.push_back(pick_x ? x.i[ix] : y.i[iy]);
+        if (pick_x) out.push(x, source_index(k, out.shape, x.shape));
+        else out.push(y, source_index(k, out.shape, y.shape));
     }
     return out;
 }
@@ -130,21 +188,18 @@ HostTensor host_gather(const HostTensor& t, const HostTensor& indices, std::size
     std::size_t outer = 1, inner = 1;
     for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::size_t>(t.shape[d]);
     for (std::size_t d = axis + 1; d < t.shape.size(); ++d) inner *= static_cast<std::size_t>(t.shape[d]);
-    HostTensor out;
-    out.kind = t.kind;
-    out.shape.assign(t.shape.begin(), t.shape.begin() + static_cast<std::ptrdiff_t>(axis));
-    out.shape.insert(out.shape.end(), indices.shape.begin(), indices.shape.end());
-    out.shape.insert(out.shape.end(), t.shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, t.shape.end());
+    Shape shape(t.shape.begin(), t.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+    shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+    shape.insert(shape.end(), t.shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, t.shape.end());
+    std::vector<std::size_t> src;
     for (std::size_t o = 0; o < outer; ++o)
         for (auto i : idx) {
             if (i < -len || i >= len)
                 throw FormatError(what + ": index " + std::to_string(i) + " is out of range for a dimension of size " + std::to_string(len));
             const auto j = static_cast<std::size_t>(i < 0 ? i + len : i);
-            const std::size_t base = (o * static_cast<std::size_t>(len) + j) * inner;
-            if (t.is_float()) out.f.insert(out.f.end(), t.f.begin() + static_cast<std::ptrdiff_t>(base), t.f.begin() + static_cast<std::ptrdiff_t>(base + inner));
-            else out.i.insert(out.i.end(), t.i.begin() + static_cast<std::ptrdiff_t>(base), t.i.begin() + static_cast<std::ptrdiff_t>(base + inner));
+            for (std::size_t e = 0; e < inner; ++e) src.push_back((o * static_cast<std::size_t>(len) + j) * inner + e);
         }
-    return out;
+    return host_take(t, std::move(shape), src);
 }
 
 }  // namespace graft::onnx

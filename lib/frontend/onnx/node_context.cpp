@@ -96,7 +96,7 @@ private:
 };
 
 NodeContext::NodeContext(const ModelFile& file, const ::onnx::NodeProto& node, std::string name, std::int64_t opset,
-                         std::vector<Slot*> inputs, Graph& g, const Registry& registry)
+                         std::vector<Slot*> inputs, Graph& g, const Registry& registry, DynamicBatch& batch)
     : file_(file),
       node_(node),
       name_(std::move(name)),
@@ -107,7 +107,8 @@ NodeContext::NodeContext(const ModelFile& file, const ::onnx::NodeProto& node, s
       outputs_(static_cast<std::size_t>(node.output_size())),
       set_(static_cast<std::size_t>(node.output_size()), false),
       graph_(g),
-      registry_(registry) {
+      registry_(registry),
+      batch_(batch) {
     const auto& m = file.proto;
     producer_ = m.producer_name() + (m.producer_version().empty() ? "" : " " + m.producer_version());
     config_ = Config(attrs_.get(), attrs_->root(), file.path + ": node '" + name_ + "' (" + class_ + ")");
@@ -135,14 +136,31 @@ const Value& NodeContext::input(std::size_t i) const {
 const HostTensor* NodeContext::known(std::size_t i) const { return has_input(i) ? inputs_[i]->known.get() : nullptr; }
 
 std::vector<std::int64_t> NodeContext::known_ints(std::size_t i, const std::string& what) const {
+    return known_tensor(i, what).ints(where() + ": input '" + node_.input(static_cast<int>(i)) + "' (" + what + ")");
+}
+
+std::vector<SymInt> NodeContext::known_sym_ints(std::size_t i, const std::string& what) const {
+    return known_tensor(i, what).sym_ints(where() + ": input '" + node_.input(static_cast<int>(i)) + "' (" + what + ")");
+}
+
+const HostTensor& NodeContext::known_tensor(std::size_t i, const std::string& what) const {
     const HostTensor* t = known(i);
     if (!t) {
         if (!has_input(i)) fail_format("input " + std::to_string(i) + " (" + what + ") is missing");
         fail_unsupported("input '" + node_.input(static_cast<int>(i)) + "' (" + what +
                          ") is computed when the model runs; graft needs it known when converting (a constant, or "
-                         "shape arithmetic on static shapes)");
+                         "shape arithmetic)");
     }
-    return t->ints(where() + ": input '" + node_.input(static_cast<int>(i)) + "' (" + what + ")");
+    return *t;
+}
+
+std::vector<SymInt> NodeContext::dims(std::size_t i) {
+    if (const HostTensor* t = known(i)) {
+        std::vector<SymInt> out;
+        for (auto d : t->shape) out.push_back({d, 0});
+        return out;
+    }
+    return batch_.dims(input(i), where() + ": input '" + node_.input(static_cast<int>(i)) + "'");
 }
 
 void NodeContext::set_outputs(std::vector<Value> outputs) {

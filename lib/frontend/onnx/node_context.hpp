@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/onnx/dynamic_batch.hpp"
 #include "frontend/onnx/model_proto.hpp"
 #include "graft/frontend/layer.hpp"
 
@@ -31,9 +32,9 @@ struct Slot {
 class NodeContext final : public LayerContext {
 public:
     /// Node `node` of `file`, called `name` (its own name, or op type and index), reading `inputs`
-    /// (null for an omitted optional input).
+    /// (null for an omitted optional input); `batch` follows the model's dynamic batch, if any.
     NodeContext(const ModelFile& file, const ::onnx::NodeProto& node, std::string name, std::int64_t opset,
-                std::vector<Slot*> inputs, Graph& g, const Registry& registry);
+                std::vector<Slot*> inputs, Graph& g, const Registry& registry, DynamicBatch& batch);
 
     // ---- LayerContext --------------------------------------------------------------------
     const std::string& frontend() const override;
@@ -62,6 +63,11 @@ public:
     /// Input `i`'s elements as integers (shape, axes, pads ...); UnsupportedError if they are
     /// computed only when the model runs, FormatError naming `what` if they are not integers.
     std::vector<std::int64_t> known_ints(std::size_t i, const std::string& what) const;
+    /// The same, its elements possibly depending on the batch size.
+    std::vector<SymInt> known_sym_ints(std::size_t i, const std::string& what) const;
+    /// Input `i`'s dimensions; those of a runtime value that depend on a dynamic batch as
+    /// multiples of it (UnsupportedError when graft cannot tell how).
+    std::vector<SymInt> dims(std::size_t i);
     /// Input `i`'s ONNX element type is an integer or bool type.
     bool is_integer(std::size_t i) const { return has_input(i) && inputs_[i]->integer; }
     /// The node's number of outputs (omitted trailing ones included).
@@ -82,6 +88,9 @@ public:
 
 private:
     class Attributes;
+    /// Input `i`'s known elements; UnsupportedError naming `what` if they are computed when the
+    /// model runs.
+    const HostTensor& known_tensor(std::size_t i, const std::string& what) const;
 
     const ModelFile& file_;
     const ::onnx::NodeProto& node_;
@@ -94,6 +103,7 @@ private:
     std::vector<bool> set_;
     Graph& graph_;
     const Registry& registry_;
+    DynamicBatch& batch_;
 };
 
 }  // namespace graft::onnx

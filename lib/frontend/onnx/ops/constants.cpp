@@ -45,30 +45,30 @@ void constant(NodeContext& ctx) {
     ctx.set_known_output(0, std::move(t));
 }
 
-/// The input's shape with every dimension known; the batch is not known when converting.
-Shape static_shape(NodeContext& ctx) {
-    const Shape s = ctx.known(0) ? ctx.known(0)->shape : logical_shape(ctx.input(0));
-    for (auto d : s)
-        if (d == kDynamic)
-            ctx.fail_unsupported("the shape of a value with a dynamic batch (export with a fixed batch size, or without shape arithmetic)");
-    return s;
-}
-
+/// Shape: the input's dimensions, those that depend on a dynamic batch as multiples of it.
 void shape(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
-    const Shape s = static_shape(ctx);
+    const auto s = ctx.dims(0);
     const auto r = static_cast<i64>(s.size());
     i64 start = ctx.config().get_int("start", 0), end = ctx.config().get_int("end", r);
     if (start < 0) start += r;
     if (end < 0) end += r;
     start = std::max<i64>(0, std::min(start, r)), end = std::max<i64>(start, std::min(end, r));
-    std::vector<i64> v(s.begin() + start, s.begin() + end);
-    ctx.set_known_output(0, ints_tensor(v, {static_cast<i64>(v.size())}));
+    HostTensor t;
+    t.kind = HostTensor::Kind::integer;
+    t.shape = {end - start};
+    for (i64 k = start; k < end; ++k) t.push(s[static_cast<std::size_t>(k)]);
+    ctx.set_known_output(0, std::move(t));
 }
 
 void size(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
-    ctx.set_known_output(0, ints_tensor({numel(static_shape(ctx))}, {}));
+    SymInt n{1, 0};
+    for (const auto& d : ctx.dims(0)) n = sym_binary("Mul", n, d, ctx.where());
+    HostTensor t;
+    t.kind = HostTensor::Kind::integer;
+    t.push(n);
+    ctx.set_known_output(0, std::move(t));
 }
 
 void constant_of_shape(NodeContext& ctx) {
@@ -130,7 +130,7 @@ void cast(NodeContext& ctx) {
             r.kind = HostTensor::Kind::integer;
             if (t->is_float())
                 for (float v : t->f) r.i.push_back(static_cast<i64>(std::trunc(v)));
-            else r.i = t->i;
+            else r.i = t->i, r.batch = t->batch;  // integer to integer: a multiple of the batch stays one
         }
         return ctx.set_known_output(0, std::move(r));
     }

@@ -5,7 +5,9 @@
 // step 1). Transpose costs nothing at all: it renames the value's logical dimensions, and the
 // optimizer chooses the memory layout.
 #include <algorithm>
+#include <optional>
 
+#include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/op_types.hpp"
 
@@ -31,45 +33,75 @@ void reshape_to(NodeContext& ctx, const Shape& shape) {
     ctx.set_outputs({reshape(ctx, ctx.input(0), shape)});
 }
 
-/// ONNX Reshape's target: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
-/// With a dynamic batch the target must keep it first (a 0 or -1 there); the rest is inferred
-/// from the input's other dimensions.
-Shape reshape_target(NodeContext& ctx, const Shape& in, std::vector<i64> t, bool allowzero) {
+/// x / y when it is exact for every batch size (y may depend on it only if x is a whole multiple of y).
+std::optional<SymInt> exact_quotient(SymInt x, SymInt y) {
+    if (y.fixed()) {
+        if (y.value == 0 || x.value % y.value != 0 || x.batch % y.value != 0) return std::nullopt;
+        return SymInt{x.value / y.value, x.batch / y.value};
+    }
+    if (x.batch % y.batch != 0) return std::nullopt;
+    const i64 q = x.batch / y.batch;
+    if (x.value != q * y.value) return std::nullopt;
+    return SymInt{q, 0};
+}
+
+/// The product of `dims` (at most one of them may depend on the batch size).
+SymInt product(const NodeContext& ctx, const std::vector<SymInt>& dims) {
+    SymInt p{1, 0};
+    for (const auto& d : dims) p = sym_binary("Mul", p, d, ctx.where());
+    return p;
+}
+
+std::string dims_str(const std::vector<SymInt>& dims) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i].str();
+    return s + "]";
+}
+
+/// ONNX Reshape's target for an input of dimensions `in`: 0 copies the input's dimension (unless
+/// allowzero), one -1 is inferred. Entries may depend on the batch size N (shape arithmetic on a
+/// dynamic batch); at most one of the result's may, which is kDynamic for graft's Reshape (solved
+/// from the element count per batch size).
+Shape reshape_target(NodeContext& ctx, const std::vector<SymInt>& in, std::vector<SymInt> t, bool allowzero) {
     for (std::size_t i = 0; i < t.size(); ++i)
-        if (t[i] == 0 && !allowzero) {
+        if (t[i] == SymInt{0, 0} && !allowzero) {
             if (i >= in.size()) ctx.fail_shape("shape entry " + std::to_string(i) + " is 0 (copy) but the input has rank " + std::to_string(in.size()));
             t[i] = in[i];
         }
-    const bool dynamic = !in.empty() && in[0] == kDynamic;
-    if (dynamic && (t.empty() || t[0] != kDynamic))
-        ctx.fail_unsupported("reshaping the dynamic batch dimension into other dimensions (" + shape_str(in) + " to " + shape_str(t) + ")");
-    const i64 total = numel(Shape(in.begin() + (dynamic ? 1 : 0), in.end()));
+    const SymInt total = product(ctx, in);
     int infer = -1;
-    i64 known = 1;
-    for (std::size_t i = dynamic ? 1 : 0; i < t.size(); ++i) {
-        if (t[i] == -1) {
+    std::vector<SymInt> rest;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == SymInt{-1, 0}) {
             if (infer >= 0) ctx.fail_shape("shape has more than one -1");
             infer = static_cast<int>(i);
-        } else if (t[i] < 0) {
-            ctx.fail_shape("shape entry " + std::to_string(t[i]));
+        } else if (t[i].fixed() && t[i].value < 0) {
+            ctx.fail_shape("shape entry " + std::to_string(t[i].value));
         } else {
-            known *= t[i];
+            rest.push_back(t[i]);
         }
     }
+    const SymInt known = product(ctx, rest);
     if (infer >= 0) {
-        if (known == 0 || total % known != 0) ctx.fail_shape("cannot reshape " + shape_str(in) + " to " + shape_str(t));
-        t[static_cast<std::size_t>(infer)] = total / known;
-    } else if (known != total) {
-        ctx.fail_shape("cannot reshape " + shape_str(in) + " (" + std::to_string(total) + " elements per batch item) to " + shape_str(t));
+        const auto q = exact_quotient(total, known);
+        if (!q) ctx.fail_shape("cannot reshape " + dims_str(in) + " to " + dims_str(t));
+        t[static_cast<std::size_t>(infer)] = *q;
+    } else if (!(known == total)) {
+        ctx.fail_shape("cannot reshape " + dims_str(in) + " (" + total.str() + " elements) to " + dims_str(t));
     }
-    return t;
+    Shape out;
+    for (const auto& d : t) {
+        if (!d.fixed() && std::count(out.begin(), out.end(), kDynamic))
+            ctx.fail_unsupported("a reshape to " + dims_str(t) + " (N: the batch size): graft's Reshape takes one dimension that depends on N");
+        out.push_back(d.fixed() ? d.value : kDynamic);
+    }
+    return out;
 }
 
 void reshape_op(NodeContext& ctx) {
     if (ctx.opset() < 5) ctx.fail_unsupported("Reshape-1 (shape as an attribute)");
     expect_inputs(ctx, 2, 2);
-    const Shape in = input_shape(ctx);
-    reshape_to(ctx, reshape_target(ctx, in, ctx.known_ints(1, "shape"), ctx.config().get_int("allowzero", 0) != 0));
+    reshape_to(ctx, reshape_target(ctx, ctx.dims(0), ctx.known_sym_ints(1, "shape"), ctx.config().get_int("allowzero", 0) != 0));
 }
 
 void flatten(NodeContext& ctx) {
@@ -84,7 +116,7 @@ void flatten(NodeContext& ctx) {
         i64& acc = i < axis ? outer : inner;
         acc = (acc == kDynamic || in[i] == kDynamic) ? kDynamic : acc * in[i];
     }
-    if (inner == kDynamic) ctx.fail_unsupported("flattening a dynamic batch into the inner dimension");
+    if (inner == kDynamic && outer == kDynamic) ctx.fail_unsupported("flattening dimensions that depend on the batch size into both halves");
     reshape_to(ctx, {outer, inner});
 }
 
@@ -152,23 +184,20 @@ void transpose(NodeContext& ctx) {
         seen[static_cast<std::size_t>(p)] = true;
     }
     if (const HostTensor* t = ctx.known(0)) {
-        HostTensor r;
-        r.kind = t->kind;
-        for (auto p : perm) r.shape.push_back(in[static_cast<std::size_t>(p)]);
+        Shape out;
+        for (auto p : perm) out.push_back(in[static_cast<std::size_t>(p)]);
         const auto n = static_cast<std::size_t>(t->numel());
-        std::vector<std::size_t> in_stride(in.size(), 1);
+        std::vector<std::size_t> in_stride(in.size(), 1), src(n);
         for (std::size_t d = in.size(); d-- > 1;) in_stride[d - 1] = in_stride[d] * static_cast<std::size_t>(in[d]);
         for (std::size_t k = 0; k < n; ++k) {
-            std::size_t rem = k, src = 0;
-            for (std::size_t d = r.shape.size(); d-- > 0;) {
-                const auto sd = static_cast<std::size_t>(r.shape[d]);
-                src += (rem % sd) * in_stride[static_cast<std::size_t>(perm[d])];
+            std::size_t rem = k;
+            for (std::size_t d = out.size(); d-- > 0;) {
+                const auto sd = static_cast<std::size_t>(out[d]);
+                src[k] += (rem % sd) * in_stride[static_cast<std::size_t>(perm[d])];
                 rem /= sd;
             }
-            if (t->is_float()) r.f.push_back(t->f[src]);
-            else r.i.push_back(t->i[src]);
         }
-        return ctx.set_known_output(0, std::move(r));
+        return ctx.set_known_output(0, host_take(*t, out, src));
     }
     const Value& x = ctx.input(0);
     std::vector<Axis> names;
@@ -186,27 +215,25 @@ void concat(NodeContext& ctx) {
     const std::size_t rank = all_known ? ctx.known(0)->shape.size() : ctx.input(0).logical.ndim();
     const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis"), rank);
     if (all_known) {  // along `axis`: outer blocks of each input in turn
-        HostTensor r = *ctx.known(0);
-        r.f.clear(), r.i.clear();
+        HostTensor r;
+        r.kind = ctx.known(0)->kind;
+        r.shape = ctx.known(0)->shape;
         r.shape[axis] = 0;
-        std::size_t outer = 1;
-        for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::size_t>(r.shape[d]);
         for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
             const HostTensor& t = *ctx.known(i);
             if (t.shape.size() != rank) ctx.fail_shape("inputs of different ranks");
+            for (std::size_t d = 0; d < rank; ++d)
+                if (d != axis && t.shape[d] != r.shape[d]) ctx.fail_shape("inputs of shapes " + shape_str(ctx.known(0)->shape) + " and " + shape_str(t.shape));
             r.shape[axis] += t.shape[axis];
             if (t.is_float()) r.kind = HostTensor::Kind::floating;
         }
+        std::size_t outer = 1;
+        for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::size_t>(r.shape[d]);
         for (std::size_t o = 0; o < outer; ++o)
             for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
                 const HostTensor& t = *ctx.known(i);
                 const std::size_t block = static_cast<std::size_t>(t.numel()) / outer;
-                if (r.is_float()) {
-                    const auto v = t.floats();
-                    r.f.insert(r.f.end(), v.begin() + static_cast<std::ptrdiff_t>(o * block), v.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
-                } else {
-                    r.i.insert(r.i.end(), t.i.begin() + static_cast<std::ptrdiff_t>(o * block), t.i.begin() + static_cast<std::ptrdiff_t>((o + 1) * block));
-                }
+                for (std::size_t k = o * block; k < (o + 1) * block; ++k) r.push(t, k);
             }
         return ctx.set_known_output(0, std::move(r));
     }
@@ -253,7 +280,7 @@ void slice(NodeContext& ctx) {
     if (ctx.opset() < 10) ctx.fail_unsupported("Slice-1 (attributes)");
     expect_inputs(ctx, 3, 5);
     const Shape s = input_shape(ctx);
-    const auto starts = ctx.known_ints(1, "starts"), ends = ctx.known_ints(2, "ends");
+    const auto starts = ctx.known_sym_ints(1, "starts"), ends = ctx.known_sym_ints(2, "ends");
     std::vector<i64> axes, steps;
     if (ctx.has_input(3)) axes = ctx.known_ints(3, "axes");
     else
@@ -265,40 +292,50 @@ void slice(NodeContext& ctx) {
     for (std::size_t j = 0; j < axes.size(); ++j) {
         const std::size_t a = axis_index(ctx, axes[j], s.size());
         const i64 dim = s[a];
-        if (dim == kDynamic) ctx.fail_unsupported("slicing the dynamic batch dimension");
         if (steps[j] == 0) ctx.fail_format("a step of 0");
+        if (dim == kDynamic) {  // a dimension that depends on the batch size: graft takes it whole
+            const SymInt len = ctx.dims(0)[a];
+            const auto from_end = [&](SymInt v) { return v.fixed() && v.value < 0 ? sym_binary("Add", v, len, ctx.where()) : v; };
+            const SymInt b = from_end(starts[j]), e = from_end(ends[j]);
+            if (steps[j] != 1 || !(b == SymInt{0, 0}) || !(e == len || (e.fixed() && e.value >= (i64{1} << 31))))
+                ctx.fail_unsupported("slicing [" + b.str() + ", " + e.str() + ") of dimension " + std::to_string(a) + ", of size " + len.str() +
+                                     " (N: the batch size); graft takes such a dimension only whole");
+            continue;
+        }
+        if (!starts[j].fixed() || !ends[j].fixed())
+            ctx.fail_unsupported("slice bounds " + starts[j].str() + ", " + ends[j].str() + " that depend on the batch size N");
         auto clampi = [](i64 v, i64 l, i64 h) { return std::max(l, std::min(v, h)); };
-        i64 b = starts[j] < 0 ? starts[j] + dim : starts[j], e = ends[j] < 0 ? ends[j] + dim : ends[j];
+        const i64 sj = starts[j].value, ej = ends[j].value;
+        i64 b = sj < 0 ? sj + dim : sj, e = ej < 0 ? ej + dim : ej;
         if (steps[j] > 0) b = clampi(b, 0, dim), e = clampi(e, 0, dim);
         else b = clampi(b, -1, dim - 1), e = clampi(e, -1, dim - 1);
         lo[a] = b, hi[a] = e, step[a] = steps[j];
     }
     if (const HostTensor* t = ctx.known(0)) {  // shape arithmetic: slice now
-        HostTensor r;
-        r.kind = t->kind;
+        Shape out;
         for (std::size_t d = 0; d < s.size(); ++d) {
             const i64 len = step[d] > 0 ? (hi[d] - lo[d] + step[d] - 1) / step[d] : (lo[d] - hi[d] - step[d] - 1) / -step[d];
-            r.shape.push_back(std::max<i64>(len, 0));
+            out.push_back(std::max<i64>(len, 0));
         }
-        const auto n = static_cast<std::size_t>(r.numel());
+        const auto n = static_cast<std::size_t>(numel(out));
+        std::vector<std::size_t> src(n);
         for (std::size_t k = 0; k < n; ++k) {
-            std::size_t rem = k, src = 0, stride = 1;
+            std::size_t rem = k, stride = 1;
             for (std::size_t d = s.size(); d-- > 0;) {
-                const auto od = static_cast<std::size_t>(r.shape[d]);
-                src += static_cast<std::size_t>(lo[d] + static_cast<i64>(rem % od) * step[d]) * stride;
+                const auto od = static_cast<std::size_t>(out[d]);
+                src[k] += static_cast<std::size_t>(lo[d] + static_cast<i64>(rem % od) * step[d]) * stride;
                 rem /= od;
                 stride *= static_cast<std::size_t>(s[d]);
             }
-            if (t->is_float()) r.f.push_back(t->f[src]);
-            else r.i.push_back(t->i[src]);
         }
-        return ctx.set_known_output(0, std::move(r));
+        return ctx.set_known_output(0, host_take(*t, out, src));
     }
     std::vector<i64> b(s.size(), 0), e(s.size(), 0);
     for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] == kDynamic) continue;  // whole
         if (step[d] != 1) ctx.fail_unsupported("a step other than 1 on a value computed when the model runs");
         if (hi[d] <= lo[d]) ctx.fail_unsupported("an empty slice");
-        if (s[d] != kDynamic) b[d] = -lo[d], e[d] = -(s[d] - hi[d]);
+        b[d] = -lo[d], e[d] = -(s[d] - hi[d]);
     }
     const Value& x = ctx.input(0);
     const Value y = pad_or_crop(ctx, x, b, e, "slice");
