@@ -75,6 +75,7 @@ inline constexpr const char* kFusedElementwise = "FusedElementwise";
 
 // broadcast/
 inline constexpr const char* kBinary = "Binary";
+inline constexpr const char* kExpand = "Expand";
 
 // reduce/
 inline constexpr const char* kReduce = "Reduce";

@@ -1,4 +1,5 @@
-// Conformance examples: Binary (numpy broadcasting over named axes), Reduce, ArgMax, ArgMin and Hardmax.
+// Conformance examples: Binary (numpy broadcasting over named axes), Expand, Reduce, ArgMax,
+// ArgMin and Hardmax.
 // References read every input at a named-axis position, an axis the input lacks or has once read
 // at index 0.
 #include <algorithm>
@@ -57,6 +58,31 @@ Example binary(const std::string& name, const std::string& op, Operand a, Operan
         each(order, shape, [&](const Pos& p, std::int64_t k) {
             y.data[static_cast<std::size_t>(k)] = binary_ref(op, fmod, bat(find(in, "a"), p), bat(find(in, "b"), p));
         });
+        return std::vector<Expected>{y};
+    };
+    return e;
+}
+
+/// Expand of x to `shape` in `order`; with `like`, its size along `like_axis` for each kDynamic entry.
+Example expand(const std::string& name, Operand x, const graft::Order& order, Shape shape, std::vector<Operand> like = {},
+               const Axis& like_axis = Axis::N) {
+    Example e;
+    e.op_type = "Expand";
+    e.name = name;
+    e.attrs.set("order", order);
+    e.attrs.set("shape", shape);
+    x.port = "x";
+    e.inputs = {std::move(x)};
+    if (!like.empty()) {
+        e.attrs.set("like_axis", like_axis);
+        like[0].port = "like";
+        for (auto& d : shape)
+            if (d == graft::kDynamic) d = like[0].shape[like[0].order.index(like_axis)];
+        e.inputs.push_back(std::move(like[0]));
+    }
+    e.reference = [=](const std::vector<Operand>& in) {
+        Expected y{"y", order, shape, std::vector<double>(static_cast<std::size_t>(count(shape)))};
+        each(order, shape, [&](const Pos& p, std::int64_t k) { y.data[static_cast<std::size_t>(k)] = bat(find(in, "x"), p); });
         return std::vector<Expected>{y};
     };
     return e;
@@ -216,6 +242,13 @@ std::vector<Example> broadcast_examples() {
     for (bool fmod : {false, true})
         v.push_back(binary("divisors of both signs", "mod", input("", OrderNTC, {2, 3, 4}, 48, false, -5.f, 5.f),
                            constant("", OrderC, {4}, {1.5f, -0.7f, 2.3f, -1.9f}), OrderNTC, {2, 3, 4}, fmod));
+    v.push_back(expand("an axis of size 1", input("", OrderNTC, {2, 1, 4}, 49), OrderNTC, {2, 3, 4}));
+    v.push_back(expand("x lacks axes, y in another order", input("", OrderC, {4}, 50), graft::Order{Axis::T, Axis::N, Axis::C}, {3, 2, 4}));
+    v.push_back(expand("one value", input("", OrderC, {1}, 55), OrderNC, {2, 3}));
+    v.push_back(expand("a constant to the batch size of like", input("", graft::Order{Axis::T, Axis::C}, {1, 4}, 51, true), OrderNTC,
+                       {graft::kDynamic, 3, 4}, {input("", OrderNC, {2, 5}, 52)}, Axis::N));
+    v.push_back(expand("the size of like along another axis", input("", OrderNC, {2, 1}, 53), OrderNTC, {2, graft::kDynamic, 3},
+                       {input("", OrderNC, {2, 4}, 54)}, Axis::C));
     return v;
 }
 

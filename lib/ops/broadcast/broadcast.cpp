@@ -1,7 +1,9 @@
-// The broadcast family (broadcast.hpp): Binary's schema, native kernel builder and emitter. Both
-// backends run graft_rt::binary, which fuses what it can and takes a flat loop when a and b are
-// laid out like y, or when one of them is a single value.
+// The broadcast family (broadcast.hpp): Binary's and Expand's schemas, native kernel builders and
+// emitters. Both backends run graft_rt::binary (or broadcast_to), which fuses what it can and
+// takes a flat loop when a and b are laid out like y, or when one of them is a single value.
 #include "ops/broadcast/broadcast.hpp"
+
+#include <algorithm>
 
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
@@ -27,14 +29,29 @@ BinaryAttrs BinaryAttrs::parse(const Operator& op) {
     throw UnsupportedError(op.describe() + ": binary op '" + k + "' (expected add, sub, mul, div, pow, max, min or mod)");
 }
 
+namespace {
+
+/// The stride of v along `axis`; 0 where v lacks the axis or has it once.
+i64 stride(const Variable& v, const Axis& axis) {
+    if (!v.order().has(axis) || v.size(axis) == 1) return 0;
+    i64 s = 1;
+    for (std::size_t i = v.order().index(axis) + 1; i < v.ndim(); ++i) s *= v.shape()[i];
+    return s;
+}
+
+/// ShapeError unless every axis of v is one of `order`'s.
+void expect_subset(const Operator& op, const Variable& v, const Order& order) {
+    for (const auto& axis : v.order().axes())
+        if (!order.has(axis))
+            shape_fail(op, "input " + v.describe() + " has axis " + axis.name() + ", which the output order " + order.str() + " lacks");
+}
+
+}  // namespace
+
 Shape BinaryAttrs::out_shape(const Operator& op) const {
     const Variable& a = in(op, "a");
     const Variable& b = in(op, "b");
-    for (const Variable* v : {&a, &b})
-        for (const auto& axis : v->order().axes())
-            if (!order.has(axis))
-                shape_fail(op, "input " + v->describe() + " has axis " + axis.name() + ", which the output order " + order.str() +
-                                   " lacks");
+    for (const Variable* v : {&a, &b}) expect_subset(op, *v, order);
     Shape out;
     for (const auto& axis : order.axes()) {
         const i64 sa = a.order().has(axis) ? a.size(axis) : 1;
@@ -54,13 +71,6 @@ Shape BinaryAttrs::out_shape(const Operator& op) const {
 
 BinaryAttrs::Geometry BinaryAttrs::geometry(const Operator& op) const {
     const Shape y = out_shape(op);
-    // the stride of v along `axis`; 0 where v lacks the axis or has it once
-    auto stride = [&](const Variable& v, const Axis& axis) -> i64 {
-        if (!v.order().has(axis) || v.size(axis) == 1) return 0;
-        i64 s = 1;
-        for (std::size_t i = v.order().index(axis) + 1; i < v.ndim(); ++i) s *= v.shape()[i];
-        return s;
-    };
     Geometry g;
     for (std::size_t i = 0; i < order.ndim(); ++i) {
         if (y[i] == 1) continue;
@@ -70,6 +80,43 @@ BinaryAttrs::Geometry BinaryAttrs::geometry(const Operator& op) const {
     }
     if (g.shape.empty()) g = {{1}, {0}, {0}};
     check_rank(op, g.shape.size(), graft_rt::binary_max_rank, "an output with axes of size > 1");
+    return g;
+}
+
+ExpandAttrs ExpandAttrs::parse(const Operator& op) {
+    ExpandAttrs a;
+    a.order = op.attrs().get_order("order", op.describe());
+    a.shape = op.attr<std::vector<i64>>("shape");
+    if (a.shape.size() != a.order.ndim()) shape_fail(op, "shape " + shape_str(a.shape) + " does not fit order " + a.order.str());
+    for (auto d : a.shape)
+        if (d < 1 && d != kDynamic) shape_fail(op, "bad shape " + shape_str(a.shape));
+    if (std::count(a.shape.begin(), a.shape.end(), kDynamic)) a.like_axis = op.attrs().get_axis("like_axis", op.describe());
+    return a;
+}
+
+Shape ExpandAttrs::out_shape(const Operator& op) const {
+    const Variable& x = in(op, "x");
+    expect_subset(op, x, order);
+    const Variable* like = op.input_or_null("like");
+    Shape out = shape;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (out[i] == kDynamic) {
+            if (!like) shape_fail(op, "shape " + shape_str(shape) + " has a dynamic entry but the op has no input 'like'");
+            out[i] = like->size(like_axis);
+        }
+        if (!x.order().has(order[i])) continue;
+        const i64 xs = x.size(order[i]);
+        if (xs != 1 && xs != out[i] && xs != kDynamic && out[i] != kDynamic)
+            shape_fail(op, "cannot broadcast x " + x.describe() + " to " + shape_str(out) + " " + order.str() + ": axis " + order[i].name());
+    }
+    return out;
+}
+
+ExpandAttrs::Geometry ExpandAttrs::geometry(const Operator& op) const {
+    Geometry g;
+    g.shape = out_shape(op);
+    for (std::size_t i = 0; i < order.ndim(); ++i) g.x_strides.push_back(stride(in(op, "x"), order[i]));
+    check_rank(op, g.shape.size(), graft_rt::binary_max_rank, "an output");
     return g;
 }
 
@@ -106,6 +153,31 @@ void emit_binary(cpp::EmitContext& ctx) {
     ctx.constant_list("b_strides", g.b_strides, "b " + op.input("b")->order().str() + ", 0: broadcast");
     ctx.line("graft_rt::binary(graft_rt::BinaryOp::{}, {}, {}, {}, shape, a_strides, b_strides, {});", graft_rt::binary_name(attrs.op),
              ctx.input("a"), ctx.input("b"), ctx.output("y"), g.shape.size());
+}
+
+Outputs infer_expand(const Operator& op) {
+    const auto attrs = ExpandAttrs::parse(op);
+    if (in(op, "x").dtype() != DType::float32) shape_fail(op, "input " + in(op, "x").describe() + " is not float32");
+    return {{"y", {attrs.order, attrs.out_shape(op)}}};
+}
+
+std::unique_ptr<native::Kernel> build_expand(native::BuildContext& b) {
+    const auto g = ExpandAttrs::parse(b.op()).geometry(b.op());
+    const auto shape = fixed_array<graft_rt::binary_max_rank>(g.shape);
+    const auto xs = fixed_array<graft_rt::binary_max_rank>(g.x_strides);
+    const int rank = static_cast<int>(g.shape.size());
+    const auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::broadcast_to(c.at(x), c.at(y), shape.data(), xs.data(), rank); });
+}
+
+void emit_expand(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto attrs = ExpandAttrs::parse(op);
+    const auto g = attrs.geometry(op);
+    cpp::use(ctx, "binary");
+    ctx.constant_list("shape", g.shape, "y " + attrs.order.str());
+    ctx.constant_list("x_strides", g.x_strides, "x " + op.input("x")->order().str() + ", 0: broadcast");
+    ctx.line("graft_rt::broadcast_to({}, {}, shape, x_strides, {});", ctx.input("x"), ctx.output("y"), g.shape.size());
 }
 
 /// The broadcast spec of a fused program reading v for y: "" when v is laid out like y, "*" for a
@@ -167,6 +239,10 @@ void register_broadcast(Registry& r) {
           "broadcasting over named axes; y's axes are attr order's, any memory order of a and b")
         .elementwise_program(binary_program)
         .add(r, build_binary, emit_binary);
+    OpDef(kExpand, {"x", "like?"}, infer_expand,
+          "y = x broadcast to attr shape (numpy's broadcast_to) in attr order; a dynamic entry of shape is input like's size "
+          "along attr like_axis (like is read for its size only); any memory order of x")
+        .add(r, build_expand, emit_expand);
 }
 
 }  // namespace graft::ops

@@ -5,7 +5,13 @@
 //                   dividend's) and order (y's order). y's axes are exactly `order`'s; a's and b's
 //                   axes are a subset of them, and along every axis each input either lacks it,
 //                   has it once or has y's size (the largest).
-// The kernel is graft_rt::binary (graft_rt/binary.hpp) on both backends.
+//   Expand   x, like?  attrs order (y's order), shape (y's sizes in `order`; kDynamic: the size
+//                   of input `like` along its axis `like_axis`, the way a model's dynamic batch
+//                   reaches a value that does not depend on the inputs) and like_axis. y = x
+//                   broadcast to shape (numpy's broadcast_to): x's axes are a subset of y's, each
+//                   of size 1 or y's. `like` is read only for its size.
+// The kernels are graft_rt::binary and graft_rt::broadcast_to (graft_rt/binary.hpp) on both
+// backends.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +37,23 @@ struct BinaryAttrs {
     /// graft_rt::binary_max_rank such axes.
     struct Geometry {
         std::vector<std::int64_t> shape, a_strides, b_strides;
+    };
+    Geometry geometry(const Operator& op) const;
+};
+
+struct ExpandAttrs {
+    Order order;
+    Shape shape;     ///< as given: kDynamic entries follow `like`
+    Axis like_axis = Axis::N;  ///< read when `shape` has kDynamic entries
+    static ExpandAttrs parse(const Operator& op);
+
+    /// y's shape in `order` (kDynamic while `like`'s size is); ShapeError naming the op when x
+    /// does not broadcast to it or a kDynamic entry has no `like` to follow.
+    Shape out_shape(const Operator& op) const;
+    /// The kernel's view: y's shape in `order` and x's stride along each of its axes (0 where x
+    /// broadcasts). UnsupportedError beyond graft_rt::binary_max_rank axes.
+    struct Geometry {
+        std::vector<std::int64_t> shape, x_strides;
     };
     Geometry geometry(const Operator& op) const;
 };

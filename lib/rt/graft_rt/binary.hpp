@@ -1,4 +1,5 @@
-// graft_rt/binary.hpp - y = a (op) b with numpy broadcasting over named axes: the output is
+// graft_rt/binary.hpp - y = a (op) b with numpy broadcasting over named axes (and y = x
+// broadcast to a shape, the same walk with one operand): the output is
 // walked in its memory order, each input read through its own strides (0 along an axis it lacks
 // or has once). Axes of size 1 are dropped and axes adjacent in all three fused first, so equal
 // layouts become one flat loop and a scalar input a loop over the other alone.
@@ -69,16 +70,12 @@ inline void binary_walk(F f, const float* a, const float* b, float* y, const i64
     }
 }
 
-/// y = a (op) b. y has `shape` (rank <= binary_max_rank axes, row-major in its memory order); a
-/// and b are read at strides `as` and `bs` along each axis of y, 0 where an input broadcasts.
-/// y must not be the memory of a or b unless that input has y's shape and layout.
-inline void binary(BinaryOp op, const float* a, const float* b, float* y, const i64* shape, const i64* as, const i64* bs,
-                   int rank) {
-    // Drop size-1 axes and fuse neighbours whose strides chain in a, b and y alike.
-    i64 d[binary_max_rank], sa[binary_max_rank], sb[binary_max_rank];
+/// Drops the size-1 axes of `shape` and fuses neighbours whose strides chain in a, b and y alike,
+/// into d, sa, sb; returns how many axes are left (at least one), 0 when y is empty.
+inline int binary_fuse(const i64* shape, const i64* as, const i64* bs, int rank, i64* d, i64* sa, i64* sb) {
     int q = 0;
     for (int i = 0; i < rank; ++i) {
-        if (shape[i] <= 0) return;  // nothing to compute
+        if (shape[i] <= 0) return 0;  // nothing to compute
         if (shape[i] == 1) continue;
         if (q > 0 && sa[q - 1] == as[i] * shape[i] && sb[q - 1] == bs[i] * shape[i]) {
             d[q - 1] *= shape[i];
@@ -92,6 +89,17 @@ inline void binary(BinaryOp op, const float* a, const float* b, float* y, const 
         }
     }
     if (q == 0) d[0] = 1, sa[0] = sb[0] = 0, q = 1;  // one element
+    return q;
+}
+
+/// y = a (op) b. y has `shape` (rank <= binary_max_rank axes, row-major in its memory order); a
+/// and b are read at strides `as` and `bs` along each axis of y, 0 where an input broadcasts.
+/// y must not be the memory of a or b unless that input has y's shape and layout.
+inline void binary(BinaryOp op, const float* a, const float* b, float* y, const i64* shape, const i64* as, const i64* bs,
+                   int rank) {
+    i64 d[binary_max_rank], sa[binary_max_rank], sb[binary_max_rank];
+    const int q = binary_fuse(shape, as, bs, rank, d, sa, sb);
+    if (q == 0) return;
     switch (op) {
         case BinaryOp::add: binary_walk([](float u, float v) { return u + v; }, a, b, y, d, sa, sb, q); return;
         case BinaryOp::sub: binary_walk([](float u, float v) { return u - v; }, a, b, y, d, sa, sb, q); return;
@@ -103,6 +111,16 @@ inline void binary(BinaryOp op, const float* a, const float* b, float* y, const 
         case BinaryOp::mod: binary_walk([](float u, float v) { return python_mod(u, v); }, a, b, y, d, sa, sb, q); return;
         case BinaryOp::fmod: binary_walk([](float u, float v) { return std::fmod(u, v); }, a, b, y, d, sa, sb, q); return;
     }
+}
+
+/// y = x broadcast (numpy's broadcast_to): y has `shape` (rank <= binary_max_rank axes, row-major
+/// in its memory order), x is read at strides `xs` along each axis of y, 0 where x broadcasts.
+inline void broadcast_to(const float* x, float* y, const i64* shape, const i64* xs, int rank) {
+    const i64 zero[binary_max_rank] = {0, 0, 0, 0, 0, 0, 0, 0};
+    i64 d[binary_max_rank], sx[binary_max_rank], unused[binary_max_rank];
+    const int q = binary_fuse(shape, xs, zero, rank, d, sx, unused);
+    if (q == 0) return;
+    binary_walk([](float u, float) { return u; }, x, x, y, d, sx, unused, q);
 }
 
 }  // namespace graft_rt
