@@ -165,13 +165,11 @@ Outputs infer_reshape(const Operator& op) {
     const i64 total = x.numel();
     if (total == kDynamic) {
         if (!dynamic) shape_fail(op, "a dynamic input " + x.describe() + " needs a free dimension in the target shape");
-        // the free dimension follows the batch; the rest must divide one way or the other (the
-        // batch may absorb a dimension, (N, T, C) -> (N*T, C), or give one back, TimeDistributed)
-        i64 fixed = 1;
-        for (auto d : x.shape())
-            if (d != kDynamic) fixed *= d;
-        if (known == 0 || (fixed % known != 0 && known % fixed != 0))
-            shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
+        // The free dimension follows the batch: it may absorb dimensions, (N, T, C) -> (N*T, C),
+        // give some back (TimeDistributed), or both ([4N, 7, 8] -> [7N, 32] when attention folds
+        // the batch into its heads). Whether the counts divide is known once the batch size is,
+        // when the graph is compiled for it.
+        if (known == 0) shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
     } else if (dynamic) {
         if (known == 0 || total % known != 0)
             shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
