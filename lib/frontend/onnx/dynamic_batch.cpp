@@ -53,4 +53,11 @@ std::vector<SymInt> DynamicBatch::dims(const Value& v, const std::string& what) 
     return out;
 }
 
+std::pair<Variable*, Axis> DynamicBatch::carrier(const std::string& what) const {
+    for (Variable* v : g_.inputs())
+        for (std::size_t i = 0; i < v->ndim(); ++i)
+            if (v->shape()[i] == kDynamic) return {v, v->order()[i]};
+    throw UnsupportedError(what + ": a value that depends on the batch size, in a model without a dynamic batch");
+}
+
 }  // namespace graft::onnx

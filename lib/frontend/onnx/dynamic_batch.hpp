@@ -10,6 +10,7 @@
 #include <array>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "frontend/onnx/model_proto.hpp"
@@ -24,6 +25,11 @@ public:
     /// The dimensions of `v` in its logical order; UnsupportedError naming `what` when one is not
     /// of the form value + batch * N.
     std::vector<SymInt> dims(const Value& v, const std::string& what);
+
+    /// A model input and its axis whose size is the batch: what an op that makes a
+    /// batch-dependent value from constants follows (Expand's `like`). UnsupportedError naming
+    /// `what` when no input has a dynamic dimension.
+    std::pair<Variable*, Axis> carrier(const std::string& what) const;
 
 private:
     static constexpr std::array<std::int64_t, 3> kProbes{2, 3, 7};

@@ -68,6 +68,8 @@ public:
     /// Input `i`'s dimensions; those of a runtime value that depend on a dynamic batch as
     /// multiples of it (UnsupportedError when graft cannot tell how).
     std::vector<SymInt> dims(std::size_t i);
+    /// The dynamic batch of the model, as far as converting can know it.
+    DynamicBatch& batch() { return batch_; }
     /// Input `i`'s ONNX element type is an integer or bool type.
     bool is_integer(std::size_t i) const { return has_input(i) && inputs_[i]->integer; }
     /// The node's number of outputs (omitted trailing ones included).

@@ -2,7 +2,9 @@
 // Equal / Less / Greater / Not / Where and Expand on known values. They are what exporters emit
 // for shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape); computing them now
 // leaves no shape op in the graph graft runs. Gather and Cast also take runtime values where
-// graft has an op for them.
+// graft has an op for them, and Expand and ConstantOfShape give runtime values (graft's Expand)
+// for a runtime input or a shape that holds the dynamic batch size.
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/onnx/host_eval.hpp"
@@ -71,15 +73,52 @@ void size(NodeContext& ctx) {
     ctx.set_known_output(0, std::move(t));
 }
 
+/// `x` (of dimensions `xdims`) broadcast as numpy does (aligned from the right) to `dims`, a
+/// runtime value: graft's Expand, whose dimensions that are the batch size N follow the model's
+/// dynamic batch.
+Value expand_to(NodeContext& ctx, const Value& x, const std::vector<SymInt>& xdims, const std::vector<SymInt>& dims) {
+    const std::size_t r = std::max(xdims.size(), dims.size());
+    const Order order = positional_order(r);
+    Shape shape;
+    for (std::size_t i = 0; i < r; ++i) {
+        const SymInt one{1, 0};
+        const SymInt xd = i + xdims.size() >= r ? xdims[i + xdims.size() - r] : one;
+        const SymInt td = i + dims.size() >= r ? dims[i + dims.size() - r] : one;
+        if (!(xd == one) && !(td == one) && !(xd == td))
+            ctx.fail_shape("cannot expand dimension " + xd.str() + " to " + td.str());
+        const SymInt d = xd == one ? td : xd;
+        if (d.fixed() && d.value < 0) ctx.fail_shape("a negative dimension " + d.str());
+        if (!d.fixed() && !(d == SymInt{0, 1}))
+            ctx.fail_unsupported("a dimension of " + d.str() + " (N: the batch size); graft expands to N itself");
+        shape.push_back(d.fixed() ? d.value : kDynamic);
+    }
+    std::vector<Axis> names(order.axes().end() - static_cast<std::ptrdiff_t>(xdims.size()), order.axes().end());
+    NamedVars ins{{"x", ctx.relabel(x, Order(names)).var}};
+    Attributes a;
+    a.set("order", order);
+    a.set("shape", shape);
+    if (std::count(shape.begin(), shape.end(), kDynamic)) {
+        const auto [like, axis] = ctx.batch().carrier(ctx.where());
+        ins.emplace_back("like", like);
+        a.set("like_axis", axis);
+    }
+    return emit(ctx, ops::kExpand, std::move(ins), std::move(a), order);
+}
+
 void constant_of_shape(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
-    const auto dims = ctx.known_ints(0, "shape");
     HostTensor fill;
     fill.f = {0.f};
     if (auto t = ctx.tensor_attribute("value")) {
         if (t->numel() != 1) ctx.fail_format("value holds " + std::to_string(t->numel()) + " elements, expected 1");
         fill = *t;
     }
+    if (ctx.known(0) && ctx.known(0)->symbolic()) {  // the batch size is a dimension: a runtime value
+        const Value v{ctx.constant(ctx.layer_name() + "/value", Order{}, {}, fill.floats()), Order{}};
+        const Value y = expand_to(ctx, v, {}, ctx.known_sym_ints(0, "shape"));
+        return ctx.set_output(0, y.var, y.logical, !fill.is_float());
+    }
+    const auto dims = ctx.known_ints(0, "shape");
     HostTensor out;
     out.kind = fill.kind;
     out.shape = Shape(dims.begin(), dims.end());
@@ -193,7 +232,10 @@ void where(NodeContext& ctx) {
 void expand(NodeContext& ctx) {
     expect_inputs(ctx, 2, 2);
     const HostTensor* x = ctx.known(0);
-    if (!x) ctx.fail_unsupported("Expand of a value computed when the model runs");
+    if (!x || (ctx.known(1) && ctx.known(1)->symbolic())) {  // a runtime value
+        const Value y = expand_to(ctx, ctx.input(0), ctx.dims(0), ctx.known_sym_ints(1, "shape"));
+        return ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
+    }
     const auto dims = ctx.known_ints(1, "shape");
     HostTensor ones;
     ones.kind = x->kind == HostTensor::Kind::floating ? HostTensor::Kind::floating : HostTensor::Kind::integer;
