@@ -1,0 +1,83 @@
+// PyTorch-exported models through the ONNX frontend, with torch's forward pass as the reference
+// (tests/fixtures/onnx/make_torch.py writes the files: small ResNet, MobileNet v2 / v3,
+// SqueezeNet, ShuffleNet v2, EfficientNet, RegNet, ViT and UNet built from torchvision's blocks,
+// each exported at opsets 13 and 17 with a static and with a dynamic batch). Every file of
+// tests/fixtures/onnx/torch/manifest.json runs at each of its batch sizes; one model per family of
+// exporter patterns also runs after a descriptor round trip.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "graft/backend/descriptor.hpp"
+#include "graft/frontend/onnx.hpp"
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using graft_test::compare;
+using graft_test::load_npy;
+using graft_test::read_manifest;
+using graft_test::source_path;
+using graft_test::TempDir;
+
+namespace {
+
+const fs::path kDir = source_path("tests/fixtures/onnx/torch");
+constexpr double kTol = 1e-4;  // atol and rtol
+
+/// Runs `model` on <name>_x_b<B>.npy for each batch B and compares with torch's <name>_y_b<B>.npy.
+void check_batches(const graft::Model& model, const std::string& name, const rapidjson::Value& batches, const std::string& label) {
+    auto session = model.session();
+    double worst = 0;
+    for (const auto& b : batches.GetArray()) {
+        const std::string suffix = "_b" + std::to_string(b.GetInt()) + ".npy";
+        const auto x = load_npy(kDir / (name + "_x" + suffix)), want = load_npy(kDir / (name + "_y" + suffix));
+        const auto got = session.run({x});
+        REQUIRE(got.size() == 1);
+        const auto c = compare(got[0], want, kTol, kTol);
+        INFO("batch " << b.GetInt() << ": shape " << graft::shape_str(got[0].shape()) << ", torch " << graft::shape_str(want.shape()));
+        INFO(c.num_off << " values off, first at flat index " << c.first_off << ", max abs err " << c.max_abs_err);
+        CHECK(c.ok());
+        worst = std::max(worst, c.max_abs_err);
+    }
+    fmt::print("onnx/torch {:<34} max_abs_err={:.3g}\n", label, worst);
+}
+
+}  // namespace
+
+TEST_CASE("onnx/torch: exported torchvision-style models match torch's forward", "[onnx][onnx_torch]") {
+    const auto doc = read_manifest(kDir);
+    const auto& models = doc["models"];
+    REQUIRE(models.Size() > 0);
+    for (const auto& m : models.GetArray()) {
+        const std::string file = m["file"].GetString();
+        SECTION(file) {
+            auto model = graft::load((kDir / file).string());
+            if (m["dynamic"].GetBool()) CHECK(model.input_shape(0)[0] == graft::kDynamic);
+            else CHECK(model.input_shape(0)[0] != graft::kDynamic);
+            check_batches(model, m["model"].GetString(), m["batches"], file);
+        }
+    }
+}
+
+TEST_CASE("onnx/torch: exported models survive the descriptor round trip", "[onnx][onnx_torch][descriptor]") {
+    const auto& reg = graft::default_registry();
+    const auto doc = read_manifest(kDir);
+    // Convolutions with a dynamic batch, shape arithmetic on the batch, attention.
+    for (const std::string name : {"resnet", "shufflenet_v2", "vit"}) {
+        SECTION(name) {
+            const std::string file = name + "_op17_dynamic.onnx";
+            const rapidjson::Value* batches = nullptr;
+            for (const auto& m : doc["models"].GetArray())
+                if (m["file"].GetString() == file) batches = &m["batches"];
+            REQUIRE(batches);
+            TempDir dir;
+            graft::descriptor::write(graft::onnx::convert((kDir / file).string(), reg), reg, (dir / "d").string());
+            check_batches(graft::load((dir / "d").string()), name, *batches, file + " (descriptor)");
+        }
+    }
+}
