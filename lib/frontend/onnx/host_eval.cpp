@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
+#include <limits>
+#include <utility>
 
 #include "graft/error.hpp"
 
@@ -47,6 +48,7 @@ T apply(const std::string& op, T x, T y, const std::string& what) {
     if (op == "Div") {
         if constexpr (std::is_integral_v<T>) {
             if (y == 0) throw FormatError(what + ": integer division by zero");
+            if (y == -1 && x == std::numeric_limits<T>::min()) throw FormatError(what + ": integer overflow");
         }
         return x / y;
     }
@@ -56,6 +58,7 @@ T apply(const std::string& op, T x, T y, const std::string& what) {
     if (op == "Mod") {
         if constexpr (std::is_integral_v<T>) {
             if (y == 0) throw FormatError(what + ": integer modulo by zero");
+            if (y == -1) return 0;
             const T m = x % y;
             return (m != 0 && ((m < 0) != (y < 0))) ? m + y : m;
         } else {
@@ -83,28 +86,37 @@ std::int64_t mul(std::int64_t a, std::int64_t b, const std::string& what) {
     return r;
 }
 
-/// The sign value + batch * N has for every N >= 1; nullopt when it depends on N.
-std::optional<int> sign_for_all(SymInt d) {
-    const std::int64_t at1 = d.value + d.batch;  // N = 1; |parts| are far below overflow here
-    if (d.batch == 0) return (d.value > 0) - (d.value < 0);
-    if (d.batch > 0 && at1 > 0) return 1;
-    if (d.batch < 0 && at1 < 0) return -1;
-    return std::nullopt;
+/// What holds of d = value + batch * N for every N >= 1 (d is monotonic in N: its bound is at 1).
+struct Sign {
+    bool pos, neg, nonneg, nonpos, nonzero;
+};
+Sign sign_for_all(SymInt d, const std::string& what) {
+    constexpr std::int64_t kBig = std::int64_t{1} << 62;
+    if (d.value <= -kBig || d.value >= kBig || d.batch <= -kBig || d.batch >= kBig)
+        throw FormatError(what + ": integer overflow in shape arithmetic");
+    const std::int64_t v = d.value, b = d.batch, at1 = v + b;
+    if (b == 0) return {v > 0, v < 0, v >= 0, v <= 0, v != 0};
+    const bool root = v % b == 0 && -v / b >= 1;  // d is 0 for some N >= 1
+    if (b > 0) return {at1 > 0, false, at1 >= 0, false, !root};
+    return {false, at1 < 0, false, at1 <= 0, !root};
 }
 
 }  // namespace
 
 SymInt sym_binary(const std::string& op, SymInt x, SymInt y, const std::string& what) {
+    const auto neg = [&](std::int64_t v) { return mul(v, -1, what); };
     if (x.fixed() && y.fixed()) {
-        const std::int64_t r = op == "Add" ? add(x.value, y.value, what) : op == "Mul" ? mul(x.value, y.value, what)
-                                                                                        : apply<std::int64_t>(op, x.value, y.value, what);
+        const std::int64_t r = op == "Add"   ? add(x.value, y.value, what)
+                               : op == "Sub" ? add(x.value, neg(y.value), what)
+                               : op == "Mul" ? mul(x.value, y.value, what)
+                                             : apply<std::int64_t>(op, x.value, y.value, what);
         return {r, 0};
     }
     auto refuse = [&](const std::string& why) -> SymInt {
         throw UnsupportedError(what + ": " + op + " of " + x.str() + " and " + y.str() + ", N being the batch size, " + why);
     };
     if (op == "Add") return {add(x.value, y.value, what), add(x.batch, y.batch, what)};
-    if (op == "Sub") return {add(x.value, -y.value, what), add(x.batch, -y.batch, what)};
+    if (op == "Sub") return {add(x.value, neg(y.value), what), add(x.batch, neg(y.batch), what)};
     if (op == "Mul") {
         if (!x.fixed() && !y.fixed()) return refuse("is not a multiple of N");
         return {mul(x.value, y.value, what), add(mul(x.value, y.batch, what), mul(x.batch, y.value, what), what)};
@@ -112,15 +124,21 @@ SymInt sym_binary(const std::string& op, SymInt x, SymInt y, const std::string& 
     if (op == "Div") {
         if (!y.fixed()) return refuse("is not a multiple of N");
         if (y.value == 0) throw FormatError(what + ": integer division by zero");
+        if (y.value == -1) return {neg(x.value), neg(x.batch)};
         if (x.value % y.value != 0 || x.batch % y.value != 0) return refuse("depends on N beyond a multiple of it");
         return {x.value / y.value, x.batch / y.value};
     }
     if (op == "Max" || op == "Min" || op == "Equal" || op == "Less" || op == "Greater") {
-        const auto s = sign_for_all({add(x.value, -y.value, what), add(x.batch, -y.batch, what)});
-        if (!s) return refuse("depends on N");
-        if (op == "Max") return *s >= 0 ? x : y;
-        if (op == "Min") return *s <= 0 ? x : y;
-        return {op == "Equal" ? *s == 0 : op == "Less" ? *s < 0 : *s > 0, 0};
+        const Sign d = sign_for_all({add(x.value, neg(y.value), what), add(x.batch, neg(y.batch), what)}, what);
+        // (is, is not): whether the outcome holds for every N, whether it fails for every N
+        const auto [is, is_not] = op == "Max" ? std::pair{d.nonneg, d.nonpos}
+                                : op == "Min" ? std::pair{d.nonpos, d.nonneg}
+                                : op == "Equal" ? std::pair{d.nonneg && d.nonpos, d.nonzero}
+                                : op == "Less" ? std::pair{d.neg, d.nonneg}
+                                               : std::pair{d.pos, d.nonpos};
+        if (!is && !is_not) return refuse("depends on N");
+        if (op == "Max" || op == "Min") return is ? x : y;
+        return {is ? 1 : 0, 0};
     }
     return refuse("is not supported");
 }

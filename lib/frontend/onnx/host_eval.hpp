@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/onnx/model_proto.hpp"
+#include "frontend/onnx/host_tensor.hpp"
 
 namespace graft::onnx {
 
