@@ -263,7 +263,7 @@ Outputs infer_concat(const Operator& op) {
         for (std::size_t i = 0; i < s.size(); ++i)
             if (i != ai && s[i] != x0.shape()[i] && s[i] != kDynamic && x0.shape()[i] != kDynamic)
                 shape_fail(op, "input '" + n + "' " + v->describe() + " differs from " + x0.describe() + " outside axis " + axis.name());
-        out[ai] += s[ai];
+        out[ai] = out[ai] == kDynamic || s[ai] == kDynamic ? kDynamic : out[ai] + s[ai];  // along the batch: known per batch size
     }
     return {{"y", {x0.order(), out}}};
 }

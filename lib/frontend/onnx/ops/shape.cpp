@@ -1,5 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Pad, DepthToSpace and
-// SpaceToDepth. A known input
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Tile, Pad, DepthToSpace
+// and SpaceToDepth. A known input
 // gives a known output (shape arithmetic); a runtime one becomes graft's aliasing Reshape, its
 // Concat, or its Pad (zero padding, or cropping with negative amounts: Slice and Split with
 // step 1). Transpose costs nothing at all: it renames the value's logical dimensions, and the
@@ -342,6 +342,45 @@ void slice(NodeContext& ctx) {
     ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
 }
 
+/// Tile: known values now; a runtime value as a Concat of copies along each repeated axis.
+void tile(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 2);
+    const Shape in = input_shape(ctx);
+    const auto reps = ctx.known_ints(1, "repeats");
+    if (reps.size() != in.size()) ctx.fail_format("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(in.size()));
+    for (auto r : reps) {
+        if (r < 0) ctx.fail_format("a negative repeat count " + std::to_string(r));
+        if (r == 0) ctx.fail_unsupported("a repeat count of 0 (an empty result)");
+    }
+    if (const HostTensor* t = ctx.known(0)) {
+        Shape out;
+        for (std::size_t d = 0; d < in.size(); ++d) out.push_back(in[d] * reps[d]);
+        const auto n = static_cast<std::size_t>(numel(out));
+        if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("a tiling to " + std::to_string(n) + " elements");
+        std::vector<std::size_t> src(n);
+        for (std::size_t k = 0; k < n; ++k) {
+            std::size_t rem = k, stride = 1;
+            for (std::size_t d = in.size(); d-- > 0;) {
+                const auto od = static_cast<std::size_t>(out[d]);
+                src[k] += (rem % od) % static_cast<std::size_t>(in[d]) * stride;
+                rem /= od;
+                stride *= static_cast<std::size_t>(in[d]);
+            }
+        }
+        return ctx.set_known_output(0, host_take(*t, out, src));
+    }
+    Value y = ctx.input(0);
+    for (std::size_t d = 0; d < in.size(); ++d) {
+        if (reps[d] == 1) continue;
+        NamedVars copies;
+        for (i64 j = 0; j < reps[d]; ++j) copies.emplace_back("x" + std::to_string(j), y.var);
+        Attributes a;
+        a.set("axis", y.logical[d]);
+        y = emit(ctx, ops::kConcat, std::move(copies), std::move(a), y.logical, "tile" + std::to_string(d));
+    }
+    ctx.set_outputs({y.var == ctx.input(0).var ? emit(ctx, ops::kIdentity, {{"x", y.var}}, {}, y.logical) : y});
+}
+
 void pad(NodeContext& ctx) {
     expect_inputs(ctx, 1, 4);
     const std::string mode = ctx.config().get_string("mode", "constant");
@@ -402,6 +441,7 @@ void register_shape(Registry& r) {
     add(r, "Pad", pad);
     add(r, "DepthToSpace", depth_space);
     add(r, "SpaceToDepth", depth_space);
+    add(r, "Tile", tile);
 }
 
 }  // namespace graft::onnx
