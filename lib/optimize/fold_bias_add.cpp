@@ -6,7 +6,8 @@
 // no pass over the output and an activation after it can move into P's epilogue.
 // It fires only when P has no activation epilogue and no residual input, P's weights and bias are
 // constants, c has no axis P's output lacks (the sum would be larger than P's output), and P's
-// output is read by the Binary alone.
+// output is read by the Binary alone. When the Binary wrote the sum in another memory order than
+// P's output, a Transpose takes its place, so every reader (and a graph output) keeps its layout.
 #include "ops/op_types.hpp"
 #include "optimize/builtin_passes.hpp"
 
@@ -56,7 +57,16 @@ bool fold_bias_add(Graph& g, const Registry& reg) {
             for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = (b ? b->data()[i] : 0.0f) + (kind == "sub" ? -bias[i] : bias[i]);
             auto* nb = new_constant(g, (b ? b->name() : p->name() + "/bias") + "/add", OrderC, {units}, std::move(bias));
             set_bias(g, p, b, nb);
-            bypass(g, add, add->output("y"), y);
+            Variable* sum = add->output("y");
+            if (sum->order() == y->order()) {
+                bypass(g, add, sum, y);
+            } else {  // the Binary laid the sum out in its own order: a Transpose keeps it there
+                const std::string name = add->name(), layer = add->layer();
+                Attributes a;
+                a.set("order", sum->order());
+                g.remove_op(add);
+                g.add_op(ops::kTranspose, name, {{"x", y}}, {{"y", sum}}, std::move(a))->set_layer(layer);
+            }
             changed = true;
             break;
         }

@@ -53,6 +53,24 @@ TEST_CASE("passes: fold_bias_add moves a per-channel Add into the Linear or Conv
         check_rule(n, "fold_bias_add", true);
         CHECK(n.g.operators().size() == 1);
     }
+    SECTION("the sum in another memory order than the Linear's output (attention after a transpose)") {
+        // A Transpose takes the Binary's place: its output, read by a Pad and a graph output,
+        // keeps its layout.
+        Net n;
+        auto* x = n.input("x", NTC, {kDynamic, 3, 4});
+        const Order TNC{Axis::T, Axis::N, Axis::C};
+        auto* y = binary(n, "add", n.constant("bias", OrderC, {6}), linear(n, x, 4, 6, false), TNC, "add");
+        Attributes crop;
+        crop.set("axes", Order{Axis::C});
+        crop.set("begin", std::vector<std::int64_t>{-1});
+        crop.set("end", std::vector<std::int64_t>{-2});
+        n.output(n.y(n.op("Pad", "slice", {{"x", y}}, crop)));
+        n.output(y);
+        check_rule(n, "fold_bias_add", true);
+        CHECK(n.count("Binary") == 0);
+        CHECK(n.count("Transpose") == 1);
+        CHECK(y->order() == TNC);
+    }
     SECTION("Sub of a scalar after a bias-less Conv2D") {
         Net n;
         auto* x = n.input("x", OrderNHWC, {kDynamic, 5, 5, 2});
