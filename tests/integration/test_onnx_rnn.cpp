@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <map>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "graft/backend/descriptor.hpp"
@@ -38,6 +40,23 @@ void check_fixture(const fs::path& model, const std::string& data, const graft::
         CHECK(c.same_shape);
         CHECK(c.max_abs_err <= 1e-4);
     }
+}
+
+/// The entries `items` of `t` along `axis`, in that order.
+graft::Tensor pick(const graft::Tensor& t, std::size_t axis, const std::vector<std::int64_t>& items) {
+    graft::Shape s = t.shape();
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::size_t>(s[d]);
+    for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= static_cast<std::size_t>(s[d]);
+    const auto len = static_cast<std::size_t>(s[axis]);
+    std::vector<float> v;
+    for (std::size_t o = 0; o < outer; ++o)
+        for (auto i : items) {
+            const float* p = t.data() + (o * len + static_cast<std::size_t>(i)) * inner;
+            v.insert(v.end(), p, p + inner);
+        }
+    s[axis] = static_cast<std::int64_t>(items.size());
+    return graft::Tensor(s, std::move(v));
 }
 
 std::string error_of(const std::string& file) {
@@ -90,8 +109,27 @@ TEST_CASE("onnx rnn: what graft refuses is named with the node and the attribute
                                                     Catch::Contains("activation 'Affine'") && Catch::Contains("'activations'"));
     CHECK_THAT(error_of("bad_rnn_lstm_g_h.onnx"), Catch::Contains("'bad_rnn_lstm_g_h' (LSTM (opset 14))") &&
                                                       Catch::Contains("g = Tanh and h = Relu"));
-    // PyTorch's dynamic-batch export builds the zero initial states from Shape(x): shape
-    // arithmetic on the batch, which graft does not know when converting (yet).
-    CHECK_THAT(error_of("torch_lstm2bi_bf_op13_dyn.onnx"), Catch::Contains("'/Shape' (Shape (opset 13))") &&
-                                                               Catch::Contains("dynamic batch"));
+}
+
+TEST_CASE("onnx rnn: PyTorch's dynamic-batch LSTM export matches torch", "[onnx][recurrent]") {
+    // The zero initial states are built from Shape(x) (shape arithmetic on the batch, an Expand
+    // that follows it) and sliced per layer along their first axis.
+    for (int opset : {13, 17}) {
+        const fs::path model = kFx / ("torch_lstm2bi_bf_op" + std::to_string(opset) + "_dyn.onnx");
+        graft::LoadOptions o;
+        for (int level : {0, 2}) {
+            o.opt_level = level;
+            check_fixture(model, "torch_lstm2bi_bf", o);
+        }
+        // Batches 1 and 3 made of torch's batch items: y's rows, h's and c's columns follow.
+        const auto m = graft::load(model.string());
+        for (const std::vector<std::int64_t>& items : {std::vector<std::int64_t>{1}, std::vector<std::int64_t>{1, 0, 1}}) {
+            const auto out = m.run({{"x", pick(load_npy(kFx / "torch_lstm2bi_bf_x.npy"), 0, items)}});
+            for (const auto& [name, axis] : {std::pair<std::string, std::size_t>{"y", 0}, {"h", 1}, {"c", 1}}) {
+                INFO(model.filename().string() << ", batch " << items.size() << ": output " << name);
+                const auto c = graft_test::compare(out.at(name), pick(load_npy(kFx / ("torch_lstm2bi_bf_" + name + ".npy")), axis, items), 1e-4, 0);
+                CHECK(c.ok());
+            }
+        }
+    }
 }

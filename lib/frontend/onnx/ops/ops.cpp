@@ -1,6 +1,8 @@
 // Helpers the ONNX converter families share, and the one list of families.
 #include "frontend/onnx/ops/ops.hpp"
 
+#include <algorithm>
+
 #include "graft/frontend/onnx.hpp"
 #include "ops/op_types.hpp"
 
@@ -51,11 +53,20 @@ Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64
     for (std::size_t i = 0; i < begin.size(); ++i)
         if (begin[i] != 0 || end[i] != 0) axes.push_back(x.logical[i]), b.push_back(begin[i]), e.push_back(end[i]);
     if (axes.empty()) return x;
+    // graft's Pad leaves the batch axis N alone, but an ONNX value's first dimension is named N
+    // whatever it holds (the layers of an RNN's initial state, ...): cropped, it goes by another
+    // name, given back after.
+    const bool first = std::find(axes.begin(), axes.end(), Axis::N) != axes.end();
+    const Axis renamed("A0");
+    std::vector<Axis> names = x.logical.axes();
+    for (auto* list : {&names, &axes}) std::replace(list->begin(), list->end(), Axis::N, renamed);
+    const Value in = first ? ctx.relabel(x, Order(names)) : x;
     Attributes a;
     a.set("axes", Order(axes));
     a.set("begin", b);
     a.set("end", e);
-    return emit(ctx, ops::kPad, {{"x", x.var}}, std::move(a), x.logical, suffix.empty() ? "pad" : suffix);
+    const Value y = emit(ctx, ops::kPad, {{"x", in.var}}, std::move(a), in.logical, suffix.empty() ? "pad" : suffix);
+    return first ? ctx.relabel(y, x.logical) : y;
 }
 
 Value crop(NodeContext& ctx, const Value& x, std::size_t axis, std::int64_t start, std::int64_t end, const std::string& suffix) {
