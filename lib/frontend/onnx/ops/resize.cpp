@@ -69,8 +69,15 @@ void resize(NodeContext& ctx) {
         if (s.size() != rank) ctx.fail_format("attribute scales has " + std::to_string(s.size()) + " entries, expected " + std::to_string(rank));
         for (std::size_t i = 0; i < rank; ++i) scales[i] = static_cast<float>(s.at(i).as_float());
     } else if (has_sizes) {
-        sizes = ctx.known_ints(sizes_at, "sizes");
-        if (sizes.size() != rank) ctx.fail_format("sizes has " + std::to_string(sizes.size()) + " entries, expected " + std::to_string(rank));
+        // PyTorch computes sizes from Shape(x): with a dynamic batch, the batch's entry is N itself.
+        const auto given_sizes = ctx.known_sym_ints(sizes_at, "sizes");
+        if (given_sizes.size() != rank) ctx.fail_format("sizes has " + std::to_string(given_sizes.size()) + " entries, expected " + std::to_string(rank));
+        const auto dims = ctx.dims(0);
+        for (std::size_t i = 0; i < rank; ++i) {
+            if (given_sizes[i] == dims[i]) sizes[i] = xs[i];  // the input's own length (kDynamic for the batch)
+            else if (given_sizes[i].fixed()) sizes[i] = given_sizes[i].value;
+            else ctx.fail_unsupported("a size of " + given_sizes[i].str() + " along axis " + std::to_string(i) + " (N: the batch size)");
+        }
     } else if (ctx.known(scales_at)) {
         scales = known_floats(ctx, scales_at, "scales", rank);
     } else {
@@ -109,7 +116,6 @@ void resize(NodeContext& ctx) {
         const bool kept = same && unit_roi && coord != "tf_half_pixel_for_nn";
         if (x.logical[i] == Axis::N) {
             if (runtime) continue;  // the batch keeps its size: its scale is not read
-            if (xs[i] == kDynamic && has_sizes) ctx.fail_unsupported("sizes for a dynamic first (batch) dimension");
             if (!kept) ctx.fail_unsupported("resizing the first (batch) axis");
             continue;
         }
