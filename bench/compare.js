@@ -3,7 +3,7 @@
 //
 //   node bench/compare.js --graft BUILD/bin/graft [--kit DIR] [--big DIR] [--extra DIR[,DIR]]
 //        [--models mlp,smallcnn,lstm,resnet18k] [--formats h5,onnx] [--ort c-api|node]
-//        [--batches 1,32] [--threads 1,2] [--rounds 3] [--out FILE.md]
+//        [--batches 1,32] [--threads 1,2] [--rounds 3] [--roofline PATH|none] [--out FILE.md]
 //
 // --kit is the benchmark kit (default $GRAFT_BENCH_KIT or /work/shared/bench): models/<m>/ for mlp,
 // smallcnn, lstm, and the ORT runners. --big holds resnet18k (default $GRAFT_BENCH_BIG or
@@ -19,6 +19,12 @@
 // binding's 14-54 us per run. It reports the median of the per-round medians, the best min,
 // graft/ORT for each format and graft's GFLOP/s. A graft output that misses the reference fails the
 // row and the run.
+//
+// The roofline column: --roofline (default: graft_roofline beside --graft, built with
+// -DGRAFT_BUILD_BENCH=ON) measures this machine's FMA peak and L2/L3/DRAM read bandwidth once per
+// run. A row's bound is the larger of its FLOPs at the FMA peak and its weights (graft bench's
+// weight_mb) streamed once at the bandwidth of the level they fit in (per-core L2 times threads,
+// L3, else DRAM); the column is that bound over graft's best time, and which limit it is.
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -28,9 +34,10 @@ const path = require('path');
 function parse(argv) {
   const a = {graft: null, kit: process.env.GRAFT_BENCH_KIT || '/work/shared/bench',
              big: process.env.GRAFT_BENCH_BIG || '/tmp/graft-bench', extra: '', models: 'mlp,smallcnn,lstm,resnet18k',
-             formats: 'h5,onnx', ort: 'c-api', batches: '1,32', threads: '1,2', rounds: 3, out: null};
+             formats: 'h5,onnx', ort: 'c-api', batches: '1,32', threads: '1,2', rounds: 3, roofline: null, out: null};
   const keys = {'--graft': 'graft', '--kit': 'kit', '--big': 'big', '--extra': 'extra', '--models': 'models', '--formats': 'formats',
-                '--ort': 'ort', '--batches': 'batches', '--threads': 'threads', '--rounds': 'rounds', '--out': 'out'};
+                '--ort': 'ort', '--batches': 'batches', '--threads': 'threads', '--rounds': 'rounds', '--roofline': 'roofline',
+                '--out': 'out'};
   for (let i = 0; i < argv.length; i++) {
     if (!keys[argv[i]] || i + 1 >= argv.length) { console.error('unknown argument or missing value: ' + argv[i]); process.exit(2); }
     a[keys[argv[i]]] = argv[++i];
@@ -74,6 +81,27 @@ function ortRunner(a) {
     runJson('node', [js, model, input, '--threads', `${t}`, '--iters', `${iters}`, '--json'])};
 }
 
+/// This machine's limits from graft_roofline, or null (with the reason on stderr) when it is absent.
+function measureRoofline(a) {
+  const exe = a.roofline || path.join(path.dirname(a.graft), 'graft_roofline');
+  if (a.roofline === 'none') return null;
+  if (!fs.existsSync(exe)) { console.error(`no roofline column: ${exe} is missing (configure with -DGRAFT_BUILD_BENCH=ON)`); return null; }
+  const threads = Math.max(...a.threads.split(',').map(Number));
+  return runJson(exe, ['--threads', `${threads}`]);
+}
+
+/// The fraction of the row's roofline bound that graft reaches, and the limit that bounds it.
+function rooflineOf(rl, r, gflop) {
+  const lim = rl && rl[`t${r.threads}`];
+  if (!lim || !gflop || !(r.weight_mb >= 0)) return undefined;
+  const bytes = r.weight_mb * 1048576;
+  const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
+                                                                                                     : ['DRAM', lim.bw_dram_gbs];
+  const computeMs = gflop * r.batch / lim.fma_gflops * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
+  const best = Math.min(...['h5', 'onnx'].filter((f) => r[f] !== undefined).map((f) => r[f]));
+  return {fraction: Math.max(computeMs, memoryMs) / best, limit: computeMs >= memoryMs ? 'FMA' : level};
+}
+
 /// The folder of model `m`: the kit's models/, --big, or one of --extra.
 function modelDir(a, m) {
   const dirs = [path.join(a.kit, 'models', m), path.join(a.big, m), ...a.extra.split(',').filter(Boolean).map((d) => path.join(d, m))];
@@ -108,9 +136,11 @@ function benchRow(a, ort, m, dir, man, b, t) {
   row.first_ms = median(all.map((x) => x.first_result_ms));
   row.rss = Math.max(...all.map((x) => x.peak_rss_mb));
   row.arena = all[0].arena_mb;
+  row.weight_mb = Math.max(...all.map((x) => x.weight_mb));
   row.worst = Math.max(...formats.map((f) => row[f] / row.ort_ms));
   const best = Math.min(...formats.map((f) => row[f]));
   const gflop = GFLOP[m] || man.gflop_per_sample;
+  row.gflop = gflop;
   row.gflops = gflop ? gflop * b / (best / 1e3) : undefined;
   console.error(`${m} b${b} t${t}: ` + formats.map((f) => `graft .${f} ${fmt(row[f])} ms`).join(', ') +
                 `, ORT ${fmt(row.ort_ms)} ms, worst ratio ${row.worst.toFixed(2)}, max err ${row.err.toExponential(1)} ${row.ok ? 'ok' : 'FAIL'}`);
@@ -123,6 +153,7 @@ function main() {
   const rows = [];
   const started = new Date();
   const load0 = os.loadavg();
+  const rl = measureRoofline(a);
   for (const m of a.models.split(',')) {
     const dir = modelDir(a, m);
     if (!dir || !fs.existsSync(path.join(dir, 'model.onnx'))) { console.error(`skipping ${m}: no model.onnx in the kit, --big or --extra`); continue; }
@@ -135,16 +166,25 @@ function main() {
   }
   const load1 = os.loadavg();
   const lines = [
-    '| model | batch | threads | graft .h5 ms | graft .onnx ms | ORT ms | .h5/ORT | .onnx/ORT | min ratio | graft GFLOP/s | <= 0.8x | max abs err | file to 1st result ms | peak RSS MB | arena MB |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
-  for (const r of rows)
+    '| model | batch | threads | graft .h5 ms | graft .onnx ms | ORT ms | .h5/ORT | .onnx/ORT | min ratio | graft GFLOP/s | roofline | <= 0.8x | max abs err | file to 1st result ms | peak RSS MB | arena MB |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const roof = rooflineOf(rl, r, r.gflop);
     lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${r.failed.h5 ? 'refused' : fmt(r.h5)} | ${r.failed.onnx ? 'refused' : fmt(r.onnx)} | ${fmt(r.ort_ms)} | **${ratio(r.h5, r.ort_ms)}** | ` +
                `**${ratio(r.onnx, r.ort_ms)}** | ${(r.graft_min / r.ort_min).toFixed(2)} | ${r.gflops === undefined ? '-' : r.gflops.toFixed(1)} | ` +
-               `${r.worst <= 0.8 ? 'yes' : 'no'} | ${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ${fmt(r.first_ms)} | ` +
+               `${roof ? `${(100 * roof.fraction).toFixed(0)}% ${roof.limit}` : '-'} | ${r.worst <= 0.8 ? 'yes' : 'no'} | ${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ${fmt(r.first_ms)} | ` +
                `${r.rss.toFixed(0)} | ${r.arena.toFixed(2)} |`);
+  }
+  const mb = (x) => `${(x / 1048576).toFixed(x < 1048576 ? 2 : 0)} MiB`;
+  const limits = rl ? Object.keys(rl).filter((k) => /^t\d+$/.test(k)).map((k) =>
+    `${k.slice(1)} thread(s): FMA ${rl[k].fma_gflops} GFLOP/s, read L2 ${rl[k].bw_l2_gbs} / L3 ${rl[k].bw_l3_gbs} / DRAM ${rl[k].bw_dram_gbs} GB/s`).join('; ')
+    : '';
   const head = [
     `Measured ${started.toISOString()} on ${os.cpus().length} x ${os.cpus()[0].model}, ${os.hostname()}; ` +
       `load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start, ${load1.map((x) => x.toFixed(1)).join(' ')} at end.`,
+    rl ? `CPU ${rl.cpu}: graft ISA ${rl.isa} (${rl.flags}); L2 ${mb(rl.l2_bytes)} per core, L3 ${mb(rl.l3_bytes)}. ` +
+         `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or weights ` +
+         'once at the bandwidth of the level they fit in, whichever is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
     `graft: \`${a.graft} bench --json --check\` on model.h5 and model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
       `Per row ${a.rounds} rounds, each a fresh process per runner in turn; times are the median over rounds of each ` +
       `process's median, mins the best over rounds; min ratio is graft's best min over ORT's. <= 0.8x holds when every format does.`,

@@ -127,13 +127,18 @@ void bench(const BenchOptions& o) {
     const double min = times.front();
     const std::int64_t batch = inputs.empty() || inputs[0].shape().empty() ? 0 : inputs[0].shape()[0];
     const double arena_mb = static_cast<double>(session.arena_bytes()) / (1024.0 * 1024.0);
+    // The constants a run streams through (weights, biases, tables), for the roofline of bench/compare.js.
+    double weight_bytes = 0;
+    for (const Variable* v : model.graph().variables())
+        if (v->is_constant()) weight_bytes += 4.0 * static_cast<double>(v->numel());
+    const double weight_mb = weight_bytes / (1024.0 * 1024.0);
 
     if (o.json) {
         fmt::print("{{\"model\": \"{}\", \"batch\": {}, \"threads\": {}, \"warmup\": {}, \"iters\": {}, \"median_ms\": {:.6g}, "
                    "\"min_ms\": {:.6g}, \"load_ms\": {:.4g}, \"first_run_ms\": {:.4g}, \"first_result_ms\": {:.4g}, "
-                   "\"peak_rss_mb\": {:.1f}, \"arena_mb\": {:.2f}",
+                   "\"peak_rss_mb\": {:.1f}, \"arena_mb\": {:.2f}, \"weight_mb\": {:.3f}",
                    o.model.path, batch, session.threads(), warm, n, median, min, load_ms, first_run_ms, first_result_ms,
-                   peak_rss_mb(), arena_mb);
+                   peak_rss_mb(), arena_mb, weight_mb);
         if (checked)
             fmt::print(", \"check\": \"{}\", \"max_abs_err\": {:.3g}, \"ok\": {}", o.check, max_err, ok ? "true" : "false");
         fmt::print("}}\n");
@@ -142,7 +147,7 @@ void bench(const BenchOptions& o) {
                    session.threads(), n, warm, median, min);
         fmt::print("  load {:.1f} ms, compile + first run {:.1f} ms, file to first result {:.1f} ms\n", load_ms,
                    first_run_ms, first_result_ms);
-        fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB\n", peak_rss_mb(), arena_mb);
+        fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB, weights {:.2f} MB\n", peak_rss_mb(), arena_mb, weight_mb);
         if (checked)
             fmt::print("  check vs {}: max |diff| {:.3g} ({})\n", o.check, max_err, ok ? "ok" : "FAILED");
     }
