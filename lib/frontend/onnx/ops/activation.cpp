@@ -21,8 +21,26 @@ Value activation(NodeContext& ctx, const Value& x, const std::string& fn, double
 
 namespace {
 
+/// Neg and Abs of integers known while converting stay known: shape arithmetic (LayerNormalization's
+/// function body negates an axis to size a ConstantOfShape) needs them as values, not as a runtime op.
+bool integer_unary(NodeContext& ctx, const std::string& fn) {
+    const HostTensor* k = ctx.known(0);
+    if (!k || k->is_float() || (fn != "neg" && fn != "abs")) return false;
+    HostTensor zero;
+    zero.kind = HostTensor::Kind::integer;
+    zero.i = {0};
+    if (fn == "neg") {
+        ctx.set_known_output(0, host_binary("Sub", zero, *k, ctx.where()));
+        return true;
+    }
+    const HostTensor negated = host_binary("Sub", zero, *k, ctx.where());
+    ctx.set_known_output(0, host_binary("Max", *k, negated, ctx.where()));
+    return true;
+}
+
 void unary(NodeContext& ctx, const std::string& fn, double alpha = 0) {
     expect_inputs(ctx, 1, 1);
+    if (integer_unary(ctx, fn)) return;
     ctx.set_outputs({activation(ctx, ctx.input(0), fn, alpha)});
 }
 
