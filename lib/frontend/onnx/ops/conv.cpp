@@ -228,9 +228,12 @@ void conv_transpose(NodeContext& ctx) {
         if (!out_shape.empty() || g.auto_pad == "SAME_UPPER" || g.auto_pad == "SAME_LOWER") {
             const i64 want = !out_shape.empty() ? out_shape[i] : xs[i + 2] * g.strides[i];
             const i64 total = full + out_pad[i] - want;
-            if (total < 0) ctx.fail_unsupported("an output_shape larger than the full transposed convolution");
-            pb = g.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            pe = total - pb;
+            if (total < 0) {  // a larger output_shape: zeros after the full result (ONNX's own reference)
+                pb = 0, pe = total;
+            } else {
+                pb = g.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                pe = total - pb;
+            }
         } else if (g.auto_pad == "VALID") {
             pb = pe = 0;
         }
