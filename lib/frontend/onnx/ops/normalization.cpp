@@ -1,5 +1,7 @@
-// BatchNormalization (inference), LayerNormalization (opset 17), InstanceNormalization and LRN as
-// graft's BatchNormalization, LayerNorm, GroupNorm (one group per channel) and LRN.
+// BatchNormalization, LayerNormalization (opset 17), InstanceNormalization and LRN as graft's
+// BatchNormalization, LayerNorm, GroupNorm (one group per channel) and LRN;
+// MeanVarianceNormalization and BatchNormalization's training mode (statistics of the batch
+// itself) as reductions and elementwise ops.
 #include "frontend/onnx/host_eval.hpp"
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/op_types.hpp"
@@ -18,10 +20,56 @@ Variable* per_channel(NodeContext& ctx, std::size_t i, i64 n, const char* what) 
     return ctx.constant(ctx.layer_name() + "/" + what, OrderC, {n}, t->floats());
 }
 
+/// x's mean and biased (population) variance over `red`, dimensions kept, and x - mean.
+struct Moments {
+    Value mean, centred, var;
+};
+
+Moments moments(NodeContext& ctx, const Value& x, const std::vector<i64>& red) {
+    Moments m;
+    m.mean = reduce(ctx, x, "mean", red, true, "mean");
+    m.centred = binary(ctx, "Sub", x, m.mean, "centred");
+    m.var = reduce(ctx, binary(ctx, "Mul", m.centred, m.centred, "squared"), "mean", red, true, "var");
+    return m;
+}
+
+Value sqrt_of(NodeContext& ctx, const Value& v, float eps, const char* suffix) {
+    return activation(ctx, binary(ctx, "Add", v, scalar(ctx, eps, std::string(suffix) + "_eps"), std::string(suffix) + "_plus_eps"), "sqrt", 0, -1,
+                      0, suffix);
+}
+
+/// training_mode 1: normalizes with the batch's own statistics over every axis but C (ONNX's
+/// reference), and gives running_mean / running_var = input * momentum + batch's * (1 - momentum).
+void batch_norm_training(NodeContext& ctx) {
+    const Value& x = ctx.input(0);
+    const std::size_t r = x.logical.ndim();
+    const i64 C = logical_shape(x)[1];
+    std::vector<i64> red{0};
+    for (std::size_t i = 2; i < r; ++i) red.push_back(static_cast<i64>(i));
+    const Moments m = moments(ctx, x, red);
+    const auto eps = static_cast<float>(ctx.config().get_float("epsilon", 1e-5));
+    Shape cs(r, 1);  // [1, C, 1, ...]: per channel, broadcast over x
+    cs[1] = C;
+    const Value k = binary(ctx, "Div", reshape(ctx, ctx.input(1), cs, "scale_c"), sqrt_of(ctx, m.var, eps, "sd"), "k");
+    ctx.set_output(0, binary(ctx, "Add", binary(ctx, "Mul", m.centred, k, "scaled"), reshape(ctx, ctx.input(2), cs, "b_c"), "").var, x.logical);
+    const auto momentum = static_cast<float>(ctx.config().get_float("momentum", 0.9));
+    for (std::size_t out = 1; out <= 2; ++out) {
+        if (!ctx.wants_output(out)) continue;
+        const std::string what = out == 1 ? "running_mean" : "running_var";
+        const Value batch = reshape(ctx, out == 1 ? m.mean : m.var, {C}, what + "_batch");
+        const Value kept = binary(ctx, "Mul", ctx.input(out + 2), scalar(ctx, momentum, what + "_momentum"), what + "_kept");
+        const Value v = binary(ctx, "Add", kept, binary(ctx, "Mul", batch, scalar(ctx, 1.f - momentum, what + "_rate"), what + "_new"), what);
+        ctx.set_output(out, v.var, v.logical);
+    }
+}
+
 void batch_norm(NodeContext& ctx) {
     expect_inputs(ctx, 5, 5);
+    if (ctx.config().get_int("training_mode", 0) != 0) {
+        if (ctx.input(0).logical.ndim() < 2) ctx.fail_shape("input of rank " + std::to_string(ctx.input(0).logical.ndim()) + ", expected at least 2");
+        return batch_norm_training(ctx);
+    }
     expect_one_output(ctx);
-    if (ctx.config().get_int("training_mode", 0) != 0) ctx.fail_unsupported("training_mode 1 (graft runs inference)");
     const Value& x = ctx.input(0);
     if (x.logical.ndim() < 2) ctx.fail_shape("input of rank " + std::to_string(x.logical.ndim()) + ", expected at least 2");
     const i64 C = logical_shape(x)[1];
@@ -82,12 +130,9 @@ void layer_norm(NodeContext& ctx) {
     if (ctx.wants_output(1) || ctx.wants_output(2)) {  // the statistics too: Mean, InvStdDev (kept dimensions)
         std::vector<i64> red;
         for (std::size_t i = axis; i < xs.size(); ++i) red.push_back(static_cast<i64>(i));
-        const Value mean = reduce(ctx, x, "mean", red, true, "mean");
-        const Value d = binary(ctx, "Sub", x, mean, "centred");
-        const Value var = reduce(ctx, binary(ctx, "Mul", d, d, "squared"), "mean", red, true, "var");
-        const auto eps = static_cast<float>(ctx.config().get_float("epsilon", 1e-5));
-        const Value sd = activation(ctx, binary(ctx, "Add", var, scalar(ctx, eps, "epsilon"), "var_eps"), "sqrt", 0, -1, 0, "sd");
-        if (ctx.wants_output(1)) ctx.set_output(1, mean.var, mean.logical);
+        const Moments m = moments(ctx, x, red);
+        const Value sd = sqrt_of(ctx, m.var, static_cast<float>(ctx.config().get_float("epsilon", 1e-5)), "sd");
+        if (ctx.wants_output(1)) ctx.set_output(1, m.mean.var, m.mean.logical);
         if (ctx.wants_output(2)) {
             const Value inv = activation(ctx, sd, "reciprocal", 0, -1, 0, "inv_sd");
             ctx.set_output(2, inv.var, inv.logical);
@@ -118,6 +163,19 @@ void instance_norm(NodeContext& ctx) {
     ctx.set_outputs({y});
 }
 
+/// (x - mean) / (sqrt(variance) + 1e-9) over `axes` (default N and the spatial axes of NCHW), as
+/// ONNX's function body defines it.
+void mean_variance_norm(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Value& x = ctx.input(0);
+    const std::size_t r = x.logical.ndim();
+    std::vector<i64> axes = ctx.config().has("axes") ? ctx.config().get_ints("axes") : std::vector<i64>{0, 2, 3};
+    for (auto& a : axes) a = static_cast<i64>(axis_index(ctx, a, r));
+    const Moments m = moments(ctx, x, axes);
+    const Value sd = activation(ctx, m.var, "sqrt", 0, -1, 0, "sd");
+    ctx.set_outputs({binary(ctx, "Div", m.centred, binary(ctx, "Add", sd, scalar(ctx, 1e-9f, "eps"), "sd_eps"), "")});
+}
+
 /// LRN of [N, C, D1, ...] across C.
 void lrn(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
@@ -142,6 +200,7 @@ void register_normalization(Registry& r) {
     add(r, "LayerNormalization", layer_norm);
     add(r, "InstanceNormalization", instance_norm);
     add(r, "LRN", lrn);
+    add(r, "MeanVarianceNormalization", mean_variance_norm);
 }
 
 }  // namespace graft::onnx
