@@ -17,6 +17,7 @@ void register_builtin_ops(Registry& r) {
     register_embedding(r);
     register_attention(r);
     register_resize(r);
+    register_grid_sample(r);
     register_fused(r);
     register_broadcast(r);
     register_reduce(r);

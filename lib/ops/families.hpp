@@ -13,6 +13,7 @@ void register_builtin_ops(Registry& r);
 void register_pool(Registry& r);    // pool/: Pool2D, Pool3D, GlobalPool
 void register_shape(Registry& r);   // shape/: Reshape, Transpose, Concat, Reverse, Pad, DepthToSpace, SpaceToDepth
 void register_resize(Registry& r);  // resize/: Resize, Upsample, ResizeBilinear
+void register_grid_sample(Registry& r);  // resize/grid_sample.cpp: GridSample
 void register_activation(Registry& r);   // ops/activation: Activation
 void register_elementwise(Registry& r);  // ops/elementwise: Identity, Merge, Softmax
 void register_affine(Registry& r);       // ops/affine: BiasAdd, Affine, BatchNormalization, PReLU

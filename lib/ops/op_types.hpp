@@ -69,6 +69,7 @@ inline constexpr const char* kAttention = "Attention";
 inline constexpr const char* kResize = "Resize";
 inline constexpr const char* kUpsample = "Upsample";
 inline constexpr const char* kResizeBilinear = "ResizeBilinear";
+inline constexpr const char* kGridSample = "GridSample";
 
 // fused/ (made by the optimizer's fuse_elementwise, never by a converter)
 inline constexpr const char* kFusedElementwise = "FusedElementwise";

@@ -1,6 +1,6 @@
 // Conformance examples of the resize family: ONNX Resize (every mode, coordinate transformation and
-// rounding, scales or sizes, roi, scales read when the model runs) and Keras' Upsample and
-// ResizeBilinear. The Resize reference follows ONNX's definition (Operators.md and its reference
+// rounding, scales or sizes, roi, scales read when the model runs), Keras' Upsample and
+// ResizeBilinear, and GridSample (every mode and padding, both corner conventions). The Resize reference follows ONNX's definition (Operators.md and its reference
 // implementation): per output position and resized axis, the source coordinate, the coefficients
 // of its `ratio`, and the nearest indices of the edge-padded input; the taps of every axis
 // multiplied together (not separably).
@@ -189,6 +189,89 @@ Example resize(const std::string& name, Order order, Shape shape, Spec s, std::v
     return e;
 }
 
+/// GridSample's source coordinate along an axis of `len` and the pixel a tap index reads, from
+/// ONNX's definition (Operators.md, opset 16): reflection written as a fold modulo twice the
+/// span, not as the kernel's repeated reflection.
+struct GridAxis {
+    i64 len;
+    bool align;
+    std::string padding;
+    double lo() const { return align ? 0.0 : -0.5; }
+    double hi() const { return align ? static_cast<double>(len - 1) : static_cast<double>(len) - 0.5; }
+    double fold(double v) const {
+        const double span = hi() - lo();
+        if (span <= 0) return lo();
+        double t = std::fmod(v - lo(), 2 * span);
+        if (t < 0) t += 2 * span;
+        return t <= span ? lo() + t : lo() + 2 * span - t;
+    }
+    double source(double g, bool nearest) const {
+        const double L = static_cast<double>(len);
+        double v = align ? (g + 1) / 2 * (L - 1) : ((g + 1) * L - 1) / 2;
+        if (nearest) v = std::nearbyint(v);
+        if (v < lo() || v > hi()) {
+            if (padding == "border") v = std::clamp(v, 0.0, L - 1);
+            if (padding == "reflection") v = fold(v);
+        }
+        return v;
+    }
+    /// The index tap `i` reads, or -1 for a zero.
+    i64 read(i64 i) const {
+        if (i >= 0 && i < len) return i;
+        if (padding == "zeros") return -1;
+        if (padding == "border") return std::clamp<i64>(i, 0, len - 1);
+        return std::clamp<i64>(static_cast<i64>(fold(static_cast<double>(i))), 0, len - 1);
+    }
+};
+
+/// The taps (index read, weight) of source coordinate `v`.
+std::vector<std::pair<i64, double>> grid_taps(const GridAxis& a, double v, const std::string& mode) {
+    if (mode == "nearest") return {{a.read(static_cast<i64>(v)), 1.0}};
+    const auto base = static_cast<i64>(std::floor(v));
+    std::vector<std::pair<i64, double>> t;
+    if (mode == "bilinear") {
+        for (i64 i = base; i <= base + 1; ++i) t.emplace_back(a.read(i), std::max(0.0, 1 - std::fabs(v - static_cast<double>(i))));
+        return t;
+    }
+    for (i64 i = base - 1; i <= base + 2; ++i) {  // Keys' cubic convolution, a = -0.75
+        const double d = std::fabs(v - static_cast<double>(i)), A = -0.75;
+        t.emplace_back(a.read(i), d <= 1 ? (A + 2) * d * d * d - (A + 3) * d * d + 1 : A * d * d * d - 5 * A * d * d + 8 * A * d - 4 * A);
+    }
+    return t;
+}
+
+Example grid_sample(const std::string& mode, const std::string& padding, bool align, Shape xs, i64 ho, i64 wo, unsigned seed) {
+    Example e;
+    e.op_type = "GridSample";
+    e.name = mode + ", " + padding + " padding" + (align ? ", align_corners" : "");
+    e.attrs.set("mode", mode);
+    e.attrs.set("padding_mode", padding);
+    e.attrs.set("align_corners", align);
+    // Grid values in [-1.6, 1.6): some points fall outside the image, to exercise the padding.
+    Operand grid = input("grid", OrderNHWC, {xs[0], ho, wo, 2}, seed + 1);
+    for (auto& g : grid.data) g *= 0.8f;
+    e.inputs = {input("x", graft::OrderNCHW, xs, seed), grid};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand &x = in[0], &g = in[1];
+        const GridAxis ah{x.shape[2], align, padding}, aw{x.shape[3], align, padding};
+        return std::vector<Expected>{output("y", graft::OrderNCHW, {xs[0], xs[1], ho, wo}, [&](const Pos& p, i64) {
+            Pos q{{"N", p.at("N")}, {"H", p.at("H")}, {"W", p.at("W")}, {"C", 0}};
+            const double gx = at(g, q);
+            q["C"] = 1;
+            const double gy = at(g, q);
+            double acc = 0;
+            for (const auto& [row, wr] : grid_taps(ah, ah.source(gy, mode == "nearest"), mode))
+                for (const auto& [col, wc] : grid_taps(aw, aw.source(gx, mode == "nearest"), mode)) {
+                    if (row < 0 || col < 0) continue;
+                    Pos r{{"N", p.at("N")}, {"C", p.at("C")}, {"H", row}, {"W", col}};
+                    acc += wr * wc * at(x, r);
+                }
+            return acc;
+        })};
+    };
+    return e;
+}
+
 }  // namespace
 
 std::vector<Example> resize_examples() {
@@ -276,6 +359,14 @@ std::vector<Example> resize_examples() {
     v.push_back(resize("cubic, asymmetric, sizes", nchw, {1, 1, 4, 4}, cub, {{H, 8}, {W, 5}}, seed()));
     cub.coord = "align_corners";
     v.push_back(resize("cubic, align_corners, scales 0.8", nchw, {1, 1, 4, 4}, cub, {{H, 3, 0.8f}, {W, 3, 0.8f}}, seed()));
+
+    v.push_back(grid_sample("bilinear", "zeros", false, {2, 2, 3, 4}, 3, 5, seed()));
+    v.push_back(grid_sample("bilinear", "reflection", true, {1, 3, 4, 3}, 4, 4, seed()));
+    v.push_back(grid_sample("nearest", "border", true, {2, 1, 4, 5}, 3, 3, seed()));
+    v.push_back(grid_sample("nearest", "reflection", false, {1, 2, 3, 3}, 5, 2, seed()));
+    v.push_back(grid_sample("bicubic", "reflection", false, {1, 2, 5, 4}, 3, 4, seed()));
+    v.push_back(grid_sample("bicubic", "zeros", true, {2, 1, 4, 4}, 2, 3, seed()));
+    v.push_back(grid_sample("bicubic", "border", false, {1, 1, 3, 5}, 4, 3, seed()));
     return v;
 }
 

@@ -25,16 +25,6 @@ namespace {
 /// The kernel's lengths are float-exact indices: below 2^24.
 constexpr i64 kMaxLength = i64{1} << 24;
 
-/// The enum value whose graft_rt name is the attribute `key` (`fallback` when absent).
-template <class E>
-E enum_attr(const Operator& op, const char* key, E fallback, const char* (*name)(E), int count) {
-    if (!op.attrs().has(key)) return fallback;
-    const auto s = op.attr<std::string>(key);
-    for (int i = 0; i < count; ++i)
-        if (s == name(static_cast<E>(i))) return static_cast<E>(i);
-    throw UnsupportedError(op.describe() + ": " + key + " '" + s + "'");
-}
-
 /// Every axis of x kept as it is.
 ResizePlan identity_plan(const Operator& op, graft_rt::ResizeParams params) {
     const Variable& x = in(op, "x");

@@ -12,11 +12,14 @@
 //   Upsample        x  Keras' nearest upsampling: attrs axes, factors (integers >= 1).
 //   ResizeBilinear  x  Keras' bilinear upsampling of H and W: attrs factors [2], half_pixel (TF 2
 //                   sampling; else TF 1's corner-aligned one).
-// The names are in ops/op_types.hpp; every op type reads its attributes into a ResizePlan, which
-// the schemas, the native kernel builder and the C++ emitter share (resize.cpp).
+//   GridSample      x, grid  x [N, C, H, W] sampled at the points of grid [N, Ho, Wo, C=2]
+//                   (grid_sample.cpp, graft_rt/grid_sample.hpp).
+// The names are in ops/op_types.hpp; every resizing op type reads its attributes into a
+// ResizePlan, which the schemas, the native kernel builder and the C++ emitter share (resize.cpp).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graft/ir/operator.hpp"
@@ -31,6 +34,17 @@ struct ResizePlan {
     /// y's shape (x's memory order).
     Shape out_shape() const;
 };
+
+/// The enum value whose graft_rt name (`name`, over `count` values) is the string attribute
+/// `key`; `fallback` when absent, UnsupportedError naming the op for another string.
+template <class E>
+E enum_attr(const Operator& op, const char* key, E fallback, const char* (*name)(E), int count) {
+    if (!op.attrs().has(key)) return fallback;
+    const auto s = op.attr<std::string>(key);
+    for (int i = 0; i < count; ++i)
+        if (s == name(static_cast<E>(i))) return static_cast<E>(i);
+    throw UnsupportedError(op.describe() + ": " + key + " '" + s + "'");
+}
 
 /// The plan of a Resize, Upsample or ResizeBilinear op, checked against its input x (ShapeError
 /// for attributes that do not fit it, UnsupportedError for an unknown mode, a resized batch axis,

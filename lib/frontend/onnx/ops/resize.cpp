@@ -6,6 +6,8 @@
 //
 // Before opset 11 (Upsample, Resize-10) there are no coordinate modes: positions scale from the
 // corner (asymmetric), and nearest sampling rounds down when scaling up, up when scaling down.
+//
+// GridSample (opset 16; opset 20's names linear / cubic too) of 4-D inputs as graft's GridSample.
 #include <cmath>
 
 #include "frontend/onnx/ops/ops.hpp"
@@ -142,9 +144,31 @@ void resize(NodeContext& ctx) {
     ctx.set_outputs({emit(ctx, ops::kResize, std::move(ins), std::move(a), x.logical)});
 }
 
+void grid_sample(NodeContext& ctx) {
+    expect_inputs(ctx, 2, 2);
+    const Value& x = ctx.input(0);
+    if (x.logical.ndim() != 4 || ctx.input(1).logical.ndim() != 4)
+        ctx.fail_unsupported("GridSample of a rank-" + std::to_string(x.logical.ndim()) + " input (graft samples 4-D N, C, H, W images)");
+    std::string mode = ctx.config().get_string("mode", "bilinear");
+    if (mode == "linear") mode = "bilinear";  // opset 20's names
+    if (mode == "cubic") mode = "bicubic";
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") ctx.fail_unsupported("mode '" + mode + "'");
+    const std::string padding = ctx.config().get_string("padding_mode", "zeros");
+    if (padding != "zeros" && padding != "border" && padding != "reflection") ctx.fail_unsupported("padding_mode '" + padding + "'");
+    Attributes a;
+    a.set("mode", mode);
+    a.set("padding_mode", padding);
+    a.set("align_corners", ctx.config().get_int("align_corners", 0) != 0);
+    // By position, x's axes are N, C, H, W and the grid's N, Ho, Wo, then the coordinates (C).
+    Variable* grid = laid_out(ctx, ctx.input(1), OrderNHWC, OrderNHWC, "grid");
+    Variable* xv = x.logical == OrderNCHW ? x.var : laid_out(ctx, x, OrderNCHW, OrderNCHW, "x");
+    ctx.set_outputs({emit(ctx, ops::kGridSample, {{"x", xv}, {"grid", grid}}, std::move(a), OrderNCHW)});
+}
+
 }  // namespace
 
 void register_resize(Registry& r) {
+    add(r, "GridSample", grid_sample);
     add(r, "Resize", resize);
     add(r, "Upsample", resize);
 }
