@@ -16,12 +16,15 @@ std::pair<std::int64_t, std::int64_t> span(std::int64_t in, std::int64_t k, std:
     return {out, std::max<std::int64_t>((out - 1) * s + k - in, 0) / 2};
 }
 
-/// Max or average pooling over the named spatial axes of x (average over the taps in range).
+/// Max or average pooling over the named spatial axes of x (average over the taps in range), tap t
+/// of a window at t * dil[i] (dil empty: 1).
 Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis> spatial, std::vector<std::int64_t> k,
-             std::vector<std::int64_t> s, bool same, bool max) {
+             std::vector<std::int64_t> s, bool same, bool max, std::vector<std::int64_t> dil = {}) {
     Example e;
     e.op_type = type;
-    e.name = std::string(max ? "max" : "avg") + (same ? " same" : " valid");
+    e.name = std::string(max ? "max" : "avg") + (same ? " same" : " valid") + (dil.empty() ? "" : " dilated");
+    if (!dil.empty()) e.attrs.set("dilations", dil);
+    else dil.assign(k.size(), 1);
     e.attrs.set("kind", max ? "max" : "avg");
     e.attrs.set("pool_size", k);
     e.attrs.set("strides", s);
@@ -33,7 +36,7 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
         std::vector<std::int64_t> pad(spatial.size());
         for (std::size_t i = 0; i < spatial.size(); ++i) {
             const std::size_t a = x.order.index(spatial[i]);
-            std::tie(out_shape[a], pad[i]) = span(x.shape[a], k[i], s[i], same);
+            std::tie(out_shape[a], pad[i]) = span(x.shape[a], (k[i] - 1) * dil[i] + 1, s[i], same);
         }
         return std::vector<Expected>{output("y", x.order, out_shape, [&](const Pos& p, std::int64_t) {
             double acc = max ? -INFINITY : 0;
@@ -43,7 +46,7 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
                 Pos q = p;
                 bool inside = true;
                 for (std::size_t i = 0; i < spatial.size(); ++i) {
-                    const std::int64_t v = p.at(spatial[i].name()) * s[i] - pad[i] + t[i];
+                    const std::int64_t v = p.at(spatial[i].name()) * s[i] - pad[i] + t[i] * dil[i];
                     inside = inside && v >= 0 && v < x.shape[x.order.index(spatial[i])];
                     q[spatial[i].name()] = v;
                 }
@@ -178,6 +181,8 @@ std::vector<Example> shape_examples() {
         v.push_back(pool("Pool2D", nhwc, {2, 5, 6, 3}, {Axis::H, Axis::W}, {3, 2}, {2, 2}, true, max));
         v.push_back(pool("Pool2D", nhwc, {1, 5, 5, 2}, {Axis::H, Axis::W}, {2, 2}, {1, 2}, false, max));
         v.push_back(pool("Pool3D", graft::OrderNDHWC, {1, 4, 3, 5, 2}, {Axis::D, Axis::H, Axis::W}, {2, 2, 3}, {2, 1, 2}, true, max));
+        v.push_back(pool("Pool2D", nhwc, {1, 7, 6, 3}, {Axis::H, Axis::W}, {3, 2}, {1, 2}, true, max, {2, 3}));
+        v.push_back(pool("Pool3D", graft::OrderNDHWC, {1, 5, 4, 4, 2}, {Axis::D, Axis::H, Axis::W}, {2, 2, 2}, {1, 1, 2}, false, max, {2, 1, 2}));
     }
 
     for (bool max : {true, false}) {

@@ -31,6 +31,10 @@ PoolAttrs PoolAttrs::parse(const Operator& op) {
         a.ceil_mode = op.attr_or<bool>("ceil_mode", false);
         if (a.pads.size() != 2 * nd) shape_fail(op, "pads need " + std::to_string(2 * nd) + " entries (begin, then end)");
     }
+    a.dilations = op.attr_or<std::vector<i64>>("dilations", std::vector<i64>(nd, 1));
+    if (a.dilations.size() != nd) shape_fail(op, "dilations need " + std::to_string(nd) + " entries");
+    for (auto d : a.dilations)
+        if (d < 1) shape_fail(op, "dilation " + std::to_string(d) + " (expected at least 1)");
     return a;
 }
 
@@ -43,10 +47,11 @@ graft_rt::PoolParams PoolAttrs::geometry(const Operator& op) const {
     p.d = nd == 3 ? x.size(Axis::D) : 1;
     p.kd = nd == 3 ? pool_size[0] : 1, p.kh = pool_size[o], p.kw = pool_size[o + 1];
     p.stride_d = nd == 3 ? strides[0] : 1, p.stride_h = strides[o], p.stride_w = strides[o + 1];
+    p.dil_d = nd == 3 ? dilations[0] : 1, p.dil_h = dilations[o], p.dil_w = dilations[o + 1];
     const auto n = static_cast<std::size_t>(nd);
-    auto span = [&](i64 in, i64 k, i64 stride, std::size_t axis) {  // axis: index in pool_size, -1: none
-        if (padding != "explicit") return conv_span(op, in, k, stride, 1, padding);
-        return explicit_span(op, in, k, stride, 1, pads[axis], pads[axis + n], ceil_mode);
+    auto span = [&](i64 in, i64 k, i64 stride, std::size_t axis) {  // axis: index in pool_size
+        if (padding != "explicit") return conv_span(op, in, k, stride, dilations[axis], padding);
+        return explicit_span(op, in, k, stride, dilations[axis], pads[axis], pads[axis + n], ceil_mode);
     };
     const auto sd = nd == 3 ? span(p.d, p.kd, p.stride_d, 0) : conv_span(op, p.d, p.kd, p.stride_d, 1, "valid");
     const auto sh = span(p.h, p.kh, p.stride_h, o);
@@ -100,7 +105,7 @@ std::unique_ptr<native::Kernel> build_pool(native::BuildContext& b) {
     const auto g = a.geometry(b.op());
     const bool max = a.max;
     auto x = b.in("x"), y = b.out("y");
-    if (a.nd == 2)  // the vectorized kernel
+    if (a.nd == 2 && g.dil_h == 1 && g.dil_w == 1)  // the vectorized kernel
         return native::make_kernel([=](const native::RunContext& c) { cpu::pool2d_nhwc(c.at(x), c.at(y), g, max); });
     return native::make_kernel([=](const native::RunContext& c) { graft_rt::pool_ndhwc(c.at(x), c.at(y), g, max); });
 }
@@ -115,7 +120,8 @@ void emit_pool(cpp::EmitContext& ctx) {
                       {"kd, kh, kw", cpp::csv({p.kd, p.kh, p.kw})},
                       {"stride_d, stride_h, stride_w", cpp::csv({p.stride_d, p.stride_h, p.stride_w})},
                       {"pad_front, pad_top, pad_left (" + a.padding + ")", cpp::csv({p.pad_front, p.pad_top, p.pad_left})},
-                      {"od, oh, ow", cpp::csv({p.od, p.oh, p.ow})}});
+                      {"od, oh, ow", cpp::csv({p.od, p.oh, p.ow})},
+                      {"dil_d, dil_h, dil_w", cpp::csv({p.dil_d, p.dil_h, p.dil_w})}});
     ctx.line("graft_rt::pool_ndhwc({}, {}, p, /*max=*/{});", ctx.input("x"), ctx.output("y"), a.max);
 }
 
@@ -159,12 +165,12 @@ void emit_global(cpp::EmitContext& ctx) {
 void register_pool(Registry& r) {
     OpDef(kPool2D, {"x"}, infer_pool,
           "2-D max/avg pooling over NHWC; attrs kind, pool_size[2], strides[2], "
-          "padding valid|same|explicit (pads[4], ceil_mode)")
+          "padding valid|same|explicit (pads[4], ceil_mode), dilations[2] (default 1)")
         .x_order(OrderNHWC)
         .add(r, build_pool, emit_pool);
     OpDef(kPool3D, {"x"}, infer_pool,
           "3-D max/avg pooling over NDHWC; attrs kind, pool_size[3], strides[3], "
-          "padding valid|same|explicit (pads[6], ceil_mode)")
+          "padding valid|same|explicit (pads[6], ceil_mode), dilations[3] (default 1)")
         .x_order(OrderNDHWC)
         .add(r, build_pool, emit_pool);
     OpDef(kGlobalPool, {"x"}, infer_global,

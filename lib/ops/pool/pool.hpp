@@ -24,6 +24,8 @@ struct PoolAttrs {
     /// output size up (ONNX / PyTorch pooling).
     std::vector<std::int64_t> pads;
     bool ceil_mode = false;
+    /// Distance between a window's taps per spatial axis (attr dilations; all 1 when absent).
+    std::vector<std::int64_t> dilations;
 
     /// Reads and checks the attributes (UnsupportedError for an unknown kind, ShapeError else).
     static PoolAttrs parse(const Operator& op);

@@ -9,13 +9,15 @@
 namespace graft_rt {
 
 /// The geometry of a pooling over NDHWC windows (2-D: d = kd = od = 1). Padding is explicit
-/// (leading; the rest follows from the output size).
+/// (leading; the rest follows from the output size). Tap k of a window reads position
+/// start + k * dilation.
 struct PoolParams {
     i64 n, d, h, w, c;
     i64 kd, kh, kw;
     i64 stride_d, stride_h, stride_w;
     i64 pad_front, pad_top, pad_left;
     i64 od, oh, ow;
+    i64 dil_d = 1, dil_h = 1, dil_w = 1;
 };
 
 /// One axis of the window of output position o: its first input position (negative in the
@@ -24,9 +26,13 @@ struct WindowSpan {
     i64 start, lo, hi;
 };
 
-inline WindowSpan window_span(i64 o, i64 stride, i64 pad, i64 k, i64 size) {
+inline WindowSpan window_span(i64 o, i64 stride, i64 pad, i64 k, i64 size, i64 dil = 1) {
     const i64 start = o * stride - pad;
-    return {start, std::max<i64>(0, -start), std::min(k, size - start)};
+    if (dil == 1) return {start, std::max<i64>(0, -start), std::min(k, size - start)};
+    // Taps k with 0 <= start + k * dil < size: from ceil(-start / dil) to ceil((size - start) / dil).
+    const i64 lo = start < 0 ? (-start + dil - 1) / dil : 0;
+    const i64 hi = size > start ? std::min(k, (size - start + dil - 1) / dil) : 0;
+    return {start, lo, hi};
 }
 
 /// Max or average pooling over NDHWC windows. Average pooling divides by the number of taps in
@@ -34,11 +40,11 @@ inline WindowSpan window_span(i64 o, i64 stride, i64 pad, i64 k, i64 size) {
 inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) {
     for (i64 n = 0; n < p.n; ++n)
         for (i64 od = 0; od < p.od; ++od) {
-            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d);
+            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d, p.dil_d);
             for (i64 oh = 0; oh < p.oh; ++oh) {
-                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h);
+                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h, p.dil_h);
                 for (i64 ow = 0; ow < p.ow; ++ow) {
-                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w);
+                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w, p.dil_w);
                     float* yp = y + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
                     const i64 taps = std::max<i64>(kd_hi - kd_lo, 0) * std::max<i64>(kh_hi - kh_lo, 0) *
                                      std::max<i64>(kw_hi - kw_lo, 0);
@@ -50,7 +56,7 @@ inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) 
                     for (i64 kd = kd_lo; kd < kd_hi; ++kd)
                         for (i64 kh = kh_lo; kh < kh_hi; ++kh)
                             for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
-                                const float* xp = x + ((((n * p.d) + d0 + kd) * p.h + h0 + kh) * p.w + w0 + kw) * p.c;
+                                const float* xp = x + ((((n * p.d) + d0 + kd * p.dil_d) * p.h + h0 + kh * p.dil_h) * p.w + w0 + kw * p.dil_w) * p.c;
                                 if (first) std::memcpy(yp, xp, bytes(p.c));
                                 else if (max) for (i64 j = 0; j < p.c; ++j) yp[j] = xp[j] > yp[j] ? xp[j] : yp[j];
                                 else for (i64 j = 0; j < p.c; ++j) yp[j] += xp[j];

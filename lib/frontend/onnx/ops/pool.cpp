@@ -1,6 +1,8 @@
 // MaxPool, AveragePool (1-D to 3-D, explicit pads, ceil_mode) and GlobalAveragePool /
 // GlobalMaxPool as graft's Pool2D / Pool3D (a 1-D pool runs as 2-D with a height of 1) and
 // GlobalPool.
+#include <algorithm>
+
 #include "frontend/onnx/ops/ops.hpp"
 #include "ops/op_types.hpp"
 
@@ -23,9 +25,11 @@ void pool(NodeContext& ctx) {
     std::vector<i64> s = c.has("strides") ? c.get_ints("strides", nd) : std::vector<i64>(nd, 1);
     std::vector<i64> pads = c.has("pads") ? c.get_ints("pads", 2 * nd) : std::vector<i64>(2 * nd, 0);
     const std::string auto_pad = c.get_string("auto_pad", "NOTSET");
-    if (c.has("dilations"))
-        for (auto d : c.get_ints("dilations", nd))
-            if (d != 1) ctx.fail_unsupported("dilated pooling");
+    std::vector<i64> dil = c.has("dilations") ? c.get_ints("dilations", nd) : std::vector<i64>(nd, 1);
+    for (auto d : dil)
+        if (d < 1) ctx.fail_format("dilation " + std::to_string(d) + " (expected at least 1)");
+    const bool dilated = std::any_of(dil.begin(), dil.end(), [](i64 d) { return d != 1; });
+    if (dilated && !max) ctx.fail_unsupported("dilated average pooling");
     if (max && c.get_int("storage_order", 0) != 0) ctx.fail_unsupported("storage_order 1");
     const bool include_pad = !max && c.get_int("count_include_pad", 0) != 0;
     Value x = ctx.relabel(x0, positional_order(rank));
@@ -37,7 +41,8 @@ void pool(NodeContext& ctx) {
     else if (auto_pad == "SAME_UPPER") padding = "same";
     else if (auto_pad == "SAME_LOWER") {
         for (std::size_t i = 0; i < nd; ++i) {
-            const i64 out = (xs[i + 2] + s[i] - 1) / s[i], total = std::max<i64>((out - 1) * s[i] + k[i] - xs[i + 2], 0);
+            const i64 span = (k[i] - 1) * dil[i] + 1;
+        const i64 out = (xs[i + 2] + s[i] - 1) / s[i], total = std::max<i64>((out - 1) * s[i] + span - xs[i + 2], 0);
             pads[i] = total - total / 2, pads[i + nd] = total / 2;
         }
     } else if (auto_pad != "NOTSET") ctx.fail_format("auto_pad '" + auto_pad + "'");
@@ -56,7 +61,7 @@ void pool(NodeContext& ctx) {
     if (one_d) {
         Shape s4{xs[0], xs[1], 1, xs[2]};
         x = reshape(ctx, x, s4, "as2d");
-        k.insert(k.begin(), 1), s.insert(s.begin(), 1);
+        k.insert(k.begin(), 1), s.insert(s.begin(), 1), dil.insert(dil.begin(), 1);
         pads = {0, pads[0], 0, pads[1]};
     }
     Attributes a;
@@ -68,6 +73,7 @@ void pool(NodeContext& ctx) {
         a.set("pads", pads);
         a.set("ceil_mode", ceil_mode);
     }
+    if (dilated) a.set("dilations", dil);
     Value y = emit(ctx, nd == 3 ? ops::kPool3D : ops::kPool2D, {{"x", x.var}}, std::move(a), x.logical);
     if (one_d) {
         const Shape ys = logical_shape(y);
