@@ -83,5 +83,6 @@ inline constexpr const char* kReduce = "Reduce";
 inline constexpr const char* kArgMax = "ArgMax";
 inline constexpr const char* kArgMin = "ArgMin";
 inline constexpr const char* kHardmax = "Hardmax";
+inline constexpr const char* kDet = "Det";
 
 }  // namespace graft::ops

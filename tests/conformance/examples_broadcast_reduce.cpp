@@ -1,5 +1,5 @@
 // Conformance examples: Binary (numpy broadcasting over named axes), Expand, Reduce, ArgMax,
-// ArgMin and Hardmax.
+// ArgMin, Hardmax and Det.
 // References read every input at a named-axis position, an axis the input lacks or has once read
 // at index 0.
 #include <algorithm>
@@ -217,6 +217,52 @@ Example hardmax(Axis axis, Operand x) {
     return e;
 }
 
+/// The determinant by cofactor expansion along the first row (the definition, not elimination).
+double cofactor_det(const std::vector<std::vector<double>>& a) {
+    const std::size_t m = a.size();
+    if (m == 0) return 1;
+    double d = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+        std::vector<std::vector<double>> minor;
+        for (std::size_t r = 1; r < m; ++r) {
+            minor.emplace_back();
+            for (std::size_t c = 0; c < m; ++c)
+                if (c != j) minor.back().push_back(a[r][c]);
+        }
+        d += (j % 2 ? -1 : 1) * a[0][j] * cofactor_det(minor);
+    }
+    return d;
+}
+
+/// Det of the matrices of x over `rows` x `cols`.
+Example det(Axis rows, Axis cols, Operand x) {
+    Example e;
+    e.op_type = "Det";
+    e.name = "over " + rows.name() + " x " + cols.name() + " of " + x.order.str();
+    e.attrs.set("axes", std::vector<std::string>{rows.name(), cols.name()});
+    x.port = "x";
+    e.inputs = {std::move(x)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand& xi = in[0];
+        std::vector<Axis> kept;
+        graft::Shape shape;
+        for (std::size_t i = 0; i < xi.order.ndim(); ++i)
+            if (xi.order[i] != rows && xi.order[i] != cols) kept.push_back(xi.order[i]), shape.push_back(xi.shape[i]);
+        const std::int64_t m = xi.shape[xi.order.index(rows)];
+        return std::vector<Expected>{output("y", graft::Order(kept), shape, [&](const Pos& p, std::int64_t) {
+            std::vector<std::vector<double>> a(static_cast<std::size_t>(m), std::vector<double>(static_cast<std::size_t>(m)));
+            Pos q = p;
+            for (std::int64_t r = 0; r < m; ++r)
+                for (std::int64_t c = 0; c < m; ++c) {
+                    q[rows.name()] = r, q[cols.name()] = c;
+                    a[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = at(xi, q);
+                }
+            return cofactor_det(a);
+        })};
+    };
+    return e;
+}
+
 }  // namespace
 
 std::vector<Example> broadcast_examples() {
@@ -283,6 +329,11 @@ std::vector<Example> reduce_examples() {
     v.push_back(hardmax(Axis::C, x(68)));
     v.push_back(hardmax(Axis::H, x(69)));
     v.push_back(hardmax(Axis::T, ties));
+    v.push_back(det(Axis::H, Axis::W, input("x", graft::Order{Axis::N, Axis::H, Axis::W}, {3, 3, 3}, 70)));
+    v.push_back(det(Axis::W, Axis::H, input("x", graft::Order{Axis::W, Axis::N, Axis::C, Axis::H}, {4, 2, 2, 4}, 71)));  // transposed
+    Operand singular = input("x", graft::Order{Axis::N, Axis::H, Axis::W}, {2, 3, 3}, 72);
+    for (std::size_t c = 0; c < 3; ++c) singular.data[6 + c] = 2 * singular.data[c];  // matrix 0: row 2 = 2 x row 0
+    v.push_back(det(Axis::H, Axis::W, singular));
     return v;
 }
 

@@ -169,6 +169,46 @@ void emit_hardmax(cpp::EmitContext& ctx) {
     ctx.line("graft_rt::hardmax({}, {}, outer, len, inner);", ctx.input("x"), ctx.output("y"));
 }
 
+// ---- Det ---------------------------------------------------------------------------------------
+
+/// The two axes of each matrix (rows, then columns), checked square; `batch` of them.
+struct DetDims {
+    Axis rows, cols;
+    std::int64_t batch, m;
+};
+
+DetDims det_dims(const Operator& op) {
+    const auto axes = axes_attr(op, "axes");
+    const Variable& x = in(op, "x");
+    if (axes.size() != 2 || axes[0] == axes[1]) shape_fail(op, "axes should name two axes (rows, columns)");
+    for (const auto& a : axes)
+        if (!x.order().has(a)) shape_fail(op, "input " + x.describe() + " has no axis " + a.name());
+    const std::int64_t m = x.size(axes[0]);
+    if (x.size(axes[1]) != m) shape_fail(op, "input " + x.describe() + " is not square along " + axes[0].name() + ", " + axes[1].name());
+    return {axes[0], axes[1], x.numel() / std::max<std::int64_t>(m * m, 1), m};
+}
+
+Outputs infer_det(const Operator& op) {
+    const DetDims d = det_dims(op);
+    return without(op, {d.rows, d.cols}, false);
+}
+
+std::unique_ptr<native::Kernel> build_det(native::BuildContext& b) {
+    const DetDims d = det_dims(b.op());
+    const auto x = b.in("x"), y = b.out("y");
+    const auto work = b.workspace(static_cast<std::size_t>(2 * std::max<std::int64_t>(d.m * d.m, 1)));  // doubles
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::det(c.at(x), c.at(y), d.batch, d.m, reinterpret_cast<double*>(c.at(work)));
+    });
+}
+
+void emit_det(cpp::EmitContext& ctx) {
+    const DetDims d = det_dims(ctx.op());
+    cpp::use(ctx, "reduce");
+    const std::string work = ctx.scratch(static_cast<std::size_t>(2 * std::max<std::int64_t>(d.m * d.m, 1)));
+    ctx.line("graft_rt::det({}, {}, {}, {}, reinterpret_cast<double*>({}));", ctx.input("x"), ctx.output("y"), d.batch, d.m, work);
+}
+
 }  // namespace
 
 void register_reduce(Registry& r) {
@@ -186,6 +226,9 @@ void register_reduce(Registry& r) {
     OpDef(kHardmax, {"x"}, infer_hardmax, "y = 1 at the first largest entry of x along axis `axis`, 0 elsewhere")
         .inplace()
         .add(r, build_hardmax, emit_hardmax);
+    OpDef(kDet, {"x"}, infer_det, "y = the determinant of each square matrix of x over the axes `axes` (rows, columns)")
+        .x_order(x_axes_last)
+        .add(r, build_det, emit_det);
 }
 
 }  // namespace graft::ops

@@ -8,6 +8,8 @@
 //                false: the first of equal entries): the index along `axis` of the largest /
 //                smallest entry, as a float32 value.
 //   Hardmax  x   attr axis: 1 at the first largest entry along `axis`, 0 elsewhere (x's shape).
+//   Det      x   attr axes (rows, columns: x's last two in memory): the determinant of each
+//                square matrix; y is x without them.
 // The kernels are graft_rt's (graft_rt/reduce.hpp) on both backends.
 #pragma once
 

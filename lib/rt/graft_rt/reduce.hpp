@@ -206,4 +206,33 @@ inline void hardmax(const float* x, float* y, i64 outer, i64 len, i64 inner) {
         }
 }
 
+/// y[b] = the determinant of the m x m matrix x[b] (row-major, `batch` of them), by LU
+/// decomposition with partial pivoting in double. `work` holds m * m doubles.
+inline void det(const float* x, float* y, i64 batch, i64 m, double* work) {
+    for (i64 b = 0; b < batch; ++b) {
+        for (i64 i = 0; i < m * m; ++i) work[i] = static_cast<double>(x[b * m * m + i]);
+        double d = 1;
+        for (i64 k = 0; k < m && d != 0; ++k) {
+            i64 p = k;  // the row of the largest pivot candidate
+            for (i64 r = k + 1; r < m; ++r)
+                if (std::fabs(work[r * m + k]) > std::fabs(work[p * m + k])) p = r;
+            if (work[p * m + k] == 0) {
+                d = 0;
+                break;
+            }
+            if (p != k) {
+                for (i64 c = 0; c < m; ++c) std::swap(work[p * m + c], work[k * m + c]);
+                d = -d;
+            }
+            const double pivot = work[k * m + k];
+            d *= pivot;
+            for (i64 r = k + 1; r < m; ++r) {
+                const double f = work[r * m + k] / pivot;
+                for (i64 c = k + 1; c < m; ++c) work[r * m + c] -= f * work[k * m + c];
+            }
+        }
+        y[b] = static_cast<float>(d);
+    }
+}
+
 }  // namespace graft_rt

@@ -70,9 +70,22 @@ void arg_node(NodeContext& ctx) {
     ctx.set_output(0, emit(ctx, max ? ops::kArgMax : ops::kArgMin, {{"x", x.var}}, std::move(at), Order(kept)).var, Order(kept), true);
 }
 
+/// Det of [*, M, M]: graft's Det over the last two logical axes.
+void det(NodeContext& ctx) {
+    expect_inputs(ctx, 1, 1);
+    const Value& x = ctx.input(0);
+    const std::size_t r = x.logical.ndim();
+    if (r < 2) ctx.fail_shape("input of rank " + std::to_string(r) + " (expected [*, M, M])");
+    Attributes a;
+    a.set("axes", std::vector<std::string>{x.logical[r - 2].name(), x.logical[r - 1].name()});
+    const Order kept(std::vector<Axis>(x.logical.axes().begin(), x.logical.axes().end() - 2));
+    ctx.set_outputs({emit(ctx, ops::kDet, {{"x", x.var}}, std::move(a), kept)});
+}
+
 }  // namespace
 
 void register_reduce(Registry& r) {
+    add(r, "Det", det);
     for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
                            "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
         add(r, op, reduce_node);
