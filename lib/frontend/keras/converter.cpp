@@ -18,6 +18,7 @@
 #include "frontend/keras/layers/layers.hpp"
 #include "frontend/keras/model_config.hpp"
 #include "frontend/keras/model_file.hpp"
+#include "frontend/keras/refusals.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/frontend/layer.hpp"
 #include "ops/op_types.hpp"
@@ -27,14 +28,6 @@ namespace graft::keras {
 namespace {
 
 const std::string kFrontend = "keras";
-
-std::string advice(const std::string& cls) {
-    if (cls == "Lambda")
-        return "a Lambda layer holds Python code that graft cannot run; implement its computation in a graft plugin "
-               "(see samples/plugin) and load it with --plugin or GRAFT_PLUGIN_PATH";
-    return "no converter handler is registered for Keras class '" + cls +
-           "'; if it is a custom layer, load a plugin that registers it (--plugin PATH or GRAFT_PLUGIN_PATH)";
-}
 
 using RefKey = std::tuple<std::string, int, int>;
 RefKey key(const TensorRef& r) { return {r.layer, r.node, r.tensor}; }
@@ -82,20 +75,22 @@ public:
         for (const auto& l : spec.layers) {
             ++report_.layers;
             if (l.nested) {
+                if (!l.inbound_error.empty()) throw FormatError(l.inbound_error);
                 check_classes(*l.nested, scope + l.name + "/");
                 continue;
             }
             if (!registry_.find_converter(kFrontend, l.class_name)) {
-                refuse(scope + l.name, l.class_name, advice(l.class_name));
+                refuse(scope + l.name, l.class_name, unknown_class_advice(l));
                 continue;
             }
+            if (!l.inbound_error.empty()) throw FormatError(l.inbound_error);
             // A wrapper (TimeDistributed, Bidirectional) names its layer in config.layer.
             const auto& cfg = *l.config;
             if (cfg.IsObject() && cfg.HasMember("layer") && cfg["layer"].IsObject() && cfg["layer"].HasMember("class_name") &&
                 cfg["layer"]["class_name"].IsString()) {
                 std::string inner = cfg["layer"]["class_name"].GetString();
                 if (!registry_.find_converter(kFrontend, inner))
-                    refuse(scope + l.name, l.class_name, "its wrapped layer: " + advice(inner));
+                    refuse(scope + l.name, l.class_name, "its wrapped layer: " + unknown_class_advice(inner));
             }
         }
     }

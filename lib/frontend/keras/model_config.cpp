@@ -50,41 +50,78 @@ bool is_ref_list(const Value& v) {
     return v.IsArray() && v.Size() == 3 && v[0].IsString() && v[1].IsInt() && v[2].IsInt();
 }
 
-/// The keras tensors passed as call keywords 'value' and 'key' (in that order), appended to `refs`.
+/// The keras tensors passed as call keywords 'value', 'key' (MultiHeadAttention) and
+/// 'initial_state' (one tensor or a list), in that order, appended to `refs`.
 void collect_kwarg_tensors(const Ctx& c, const Value& kwargs, bool keras3, std::vector<TensorRef>& refs,
                            const std::string& name) {
     if (!kwargs.IsObject()) return;
-    for (const char* k : {"value", "key"}) {
+    for (const char* k : {"value", "key", "initial_state"}) {
         if (!kwargs.HasMember(k) || kwargs[k].IsNull()) continue;
         const Value& v = kwargs[k];
-        if (keras3) collect_history(c, v, refs, 0);
-        else if (is_ref_list(v)) refs.push_back(parse_ref_list(c, v, "layer '" + name + "' call argument '" + k + "'"));
-        else c.fail("layer '" + name + "': call argument '" + k + "' is not a keras tensor [layer, node, tensor]");
+        const std::string where = "layer '" + name + "' call argument '" + k + "'";
+        if (keras3) {
+            collect_history(c, v, refs, 0);
+        } else if (is_ref_list(v)) {
+            refs.push_back(parse_ref_list(c, v, where));
+        } else if (std::string(k) == "initial_state" && v.IsArray()) {
+            for (const auto& e : v.GetArray()) {
+                if (!is_ref_list(e)) c.fail(where + ": an entry is not a keras tensor [layer, node, tensor]");
+                refs.push_back(parse_ref_list(c, e, where));
+            }
+        } else {
+            c.fail(where + " is not a keras tensor [layer, node, tensor]");
+        }
     }
 }
 
+/// tf.keras marks a first-argument entry that is not a keras tensor (a Python constant given to
+/// a TFOpLambda) as ["_CONSTANT_VALUE", -1, value(, kwargs)].
+bool is_constant_entry(const Value& v) {
+    return v.IsArray() && v.Size() >= 3 && v[0].IsString() && std::string(v[0].GetString()) == "_CONSTANT_VALUE";
+}
+
+void parse_node(const Ctx& c, const Value& node, const std::string& name, LayerSpec& spec) {
+    std::vector<TensorRef> refs;
+    const Value* kwargs = nullptr;
+    if (node.IsObject()) {  // Keras 3
+        if (node.HasMember("args")) collect_history(c, node["args"], refs, 0);
+        if (node.HasMember("kwargs") && node["kwargs"].IsObject()) kwargs = &node["kwargs"];
+        if (kwargs) collect_kwarg_tensors(c, *kwargs, true, refs, name);
+    } else if (node.IsArray()) {
+        // A layer that keeps its first argument's structure (tf.keras TFOpLambda) stores a
+        // single tensor as the node itself: [layer, node, tensor, kwargs], not a list of those.
+        const bool flat = !node.Empty() && node[0].IsString();
+        const Value* first = nullptr;
+        auto entry = [&](const Value& r) {
+            if (!first) first = &r;
+            if (!is_constant_entry(r)) refs.push_back(parse_ref_list(c, r, "layer '" + name + "' inbound node"));
+        };
+        if (flat) entry(node);
+        else
+            for (const auto& r : node.GetArray()) entry(r);
+        // Keras 2 repeats the call's kwargs on every tensor of the first argument: read the first.
+        if (first && first->IsArray() && first->Size() >= 4 && (*first)[3].IsObject()) kwargs = &(*first)[3];
+        if (kwargs) collect_kwarg_tensors(c, *kwargs, false, refs, name);
+    } else {
+        c.fail("layer '" + name + "': an inbound node is neither a list nor an object");
+    }
+    if (refs.empty()) c.fail("layer '" + name + "': an inbound node has no input tensors");
+    spec.calls.push_back(std::move(refs));
+    spec.call_kwargs.push_back(kwargs);
+}
+
+/// Reads the layer's calls. A node that cannot be read leaves its reason in spec.inbound_error
+/// (the layer may be of a class graft refuses anyway; the converter decides).
 void parse_inbound(const Ctx& c, const Value& layer, const std::string& name, LayerSpec& spec) {
     if (!layer.HasMember("inbound_nodes")) return;
     const Value& nodes = layer["inbound_nodes"];
-    if (!nodes.IsArray()) c.fail("layer '" + name + "': inbound_nodes is not a list");
-    for (const auto& node : nodes.GetArray()) {
-        std::vector<TensorRef> refs;
-        const Value* kwargs = nullptr;
-        if (node.IsObject()) {  // Keras 3
-            if (node.HasMember("args")) collect_history(c, node["args"], refs, 0);
-            if (node.HasMember("kwargs") && node["kwargs"].IsObject()) kwargs = &node["kwargs"];
-            if (kwargs) collect_kwarg_tensors(c, *kwargs, true, refs, name);
-        } else if (node.IsArray()) {
-            for (const auto& r : node.GetArray()) refs.push_back(parse_ref_list(c, r, "layer '" + name + "' inbound node"));
-            // Keras 2 repeats the call's kwargs on every tensor of the first argument: read the first.
-            if (!node.Empty() && node[0].IsArray() && node[0].Size() >= 4 && node[0][3].IsObject()) kwargs = &node[0][3];
-            if (kwargs) collect_kwarg_tensors(c, *kwargs, false, refs, name);
-        } else {
-            c.fail("layer '" + name + "': an inbound node is neither a list nor an object");
-        }
-        if (refs.empty()) c.fail("layer '" + name + "': an inbound node has no input tensors");
-        spec.calls.push_back(std::move(refs));
-        spec.call_kwargs.push_back(kwargs);
+    try {
+        if (!nodes.IsArray()) c.fail("layer '" + name + "': inbound_nodes is not a list");
+        for (const auto& node : nodes.GetArray()) parse_node(c, node, name, spec);
+    } catch (const FormatError& e) {
+        spec.inbound_error = e.what();
+        spec.calls.clear();
+        spec.call_kwargs.clear();
     }
 }
 
@@ -199,6 +236,7 @@ ModelSpec parse_sequential(const Ctx& c, const Value& config, int depth) {
             have_input = true;
         }
         LayerSpec spec{name, cls, &cfg, {{prev}}, {nullptr}, nullptr};
+        if (l.HasMember("module") && l["module"].IsString()) spec.module = l["module"].GetString();
         parse_nested(c, spec, cfg, depth);
         m.layers.push_back(std::move(spec));
         prev = {name, 0, 0};
@@ -225,9 +263,12 @@ ModelSpec parse_functional(const Ctx& c, const std::string& cls, const Value& co
             continue;
         }
         m.layers.push_back(LayerSpec{name, lcls, &cfg, {}, {}, nullptr});
-        parse_inbound(c, l, name, m.layers.back());
-        parse_nested(c, m.layers.back(), cfg, depth);
-        if (m.layers.back().calls.empty()) c.fail("layer '" + name + "' is never called (no inbound nodes)");
+        LayerSpec& spec = m.layers.back();
+        if (l.HasMember("module") && l["module"].IsString()) spec.module = l["module"].GetString();
+        parse_inbound(c, l, name, spec);
+        parse_nested(c, spec, cfg, depth);
+        if (spec.calls.empty() && spec.inbound_error.empty())
+            spec.inbound_error = c.file + ": model_config: layer '" + name + "' is never called (no inbound nodes)";
     }
     m.input_refs = parse_io(c, config, "input_layers");
     m.outputs = parse_io(c, config, "output_layers");

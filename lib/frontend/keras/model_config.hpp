@@ -28,14 +28,21 @@ struct LayerSpec {
     const rapidjson::Value* config = nullptr;       // the layer's "config" object
     std::vector<std::vector<TensorRef>> calls;     // inbound tensors of each call (node)
     /// Each call's keyword arguments as stored (null if none). Keras tensors among them under
-    /// 'value' and 'key' (MultiHeadAttention's call(query, value, key)) are appended to that
-    /// call's tensors after the positional ones, 'value' first, then 'key'.
+    /// 'value' and 'key' (MultiHeadAttention's call(query, value, key)) and 'initial_state' (a
+    /// recurrent layer's or Bidirectional's states) are appended to that call's tensors after
+    /// the positional ones, in that order.
     std::vector<const rapidjson::Value*> call_kwargs;
     /// A model used as a layer (class Sequential / Model / Functional): its own layer graph.
     std::shared_ptr<const ModelSpec> nested;
     /// Node index of the first call in references to this layer: 1 for a nested model that
     /// Keras saved with its own internal node first (the references then run past the calls).
     int node_offset = 0;
+    /// The layer's "module" (Keras 3; "" if absent): tells QKeras/HGQ classes from Keras' own.
+    std::string module{};
+    /// Why the layer's inbound nodes could not be read ("" if they could). Kept, not thrown, so
+    /// that a layer of a class graft does not know (TFOpLambda's nodes hold call arguments) is
+    /// refused by name; for a known class the converter throws it as a FormatError.
+    std::string inbound_error{};
 };
 
 struct InputSpec {
