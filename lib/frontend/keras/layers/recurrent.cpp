@@ -1,5 +1,6 @@
 // Keras SimpleRNN, LSTM and GRU (return_sequences, return_state, go_backwards; GRU reset_after
-// both ways; unroll is ignored, it changes nothing at inference; stateful is refused). Keras 2+
+// both ways; initial states given as inputs; unroll is ignored, it changes nothing at inference;
+// stateful is refused). Keras 2+
 // weights are (kernel, recurrent_kernel, bias) whatever the naming (Keras 2 "lstm_1/kernel:0",
 // tf.keras "lstm/lstm_cell/kernel:0", Keras 3 "lstm/lstm_cell/kernel"); Keras 1 stores one array
 // per gate (LSTM: W/U/b for i, c, f, o; GRU: z, r, h), which are joined here into the Keras 2
@@ -42,11 +43,16 @@ Gates join_keras1(LayerContext& ctx, const std::string& file_order, const std::s
 }
 
 void recurrent(LayerContext& ctx, const std::string& type) {
-    ctx.expect_inputs(1, 1);
     const auto& c = ctx.config();
     if (c.get_bool("stateful", false))
         ctx.fail_unsupported("stateful recurrent layers keep state between calls, which graft does not model; "
                              "re-save the model with stateful=False");
+    // The sequence, then the initial states Keras was called with (initial_state=[h0] or, for an
+    // LSTM, [h0, c0]): all of them or none.
+    const std::size_t states = type == "LSTM" ? 2 : 1;
+    if (ctx.num_inputs() != 1 && ctx.num_inputs() != 1 + states)
+        ctx.fail_format("takes the sequence and " + std::to_string(states) + " initial state" + (states > 1 ? "s" : "") +
+                        " or the sequence alone, but is called with " + std::to_string(ctx.num_inputs()) + " inputs");
     const std::string units_key = c.first_of({"units", "output_dim"});
     if (units_key.empty()) c.fail("config has no 'units'");
     const std::int64_t u = c.get_int(units_key.c_str());
@@ -76,6 +82,13 @@ void recurrent(LayerContext& ctx, const std::string& type) {
             if (b.shape != want) ctx.fail_shape("weight '" + b.name + "' has shape " + shape_str(b.shape) + ", expected " + shape_str(want));
             ins.emplace_back("b", ctx.graph().add_constant(ctx.graph().unique_name(b.name), OrderC, {numel(want)}, b.data));
         }
+    }
+    for (std::size_t i = 1; i < ctx.num_inputs(); ++i) {
+        const Value& st = ctx.input(i);
+        if (st.logical.ndim() != 2 || st.var->size(st.logical[1]) != u)
+            ctx.fail_shape("initial state " + std::to_string(i - 1) + " " + st.var->describe() + " should be (batch, " +
+                           std::to_string(u) + ")");
+        ins.emplace_back(i == 1 ? "h0" : "c0", ctx.relabel(st, OrderNC).var);
     }
     Attributes a;
     if (ctx.input(0).mask) {  // Keras mask (Embedding mask_zero / Masking): skipped steps keep the state

@@ -1,5 +1,5 @@
 // Keras layer wrappers: Bidirectional (merge_mode concat / sum / mul / ave / None, with
-// return_sequences and return_state; Keras 2 weight order: every forward weight, then every
+// return_sequences, return_state and initial states; Keras 2 weight order: every forward weight, then every
 // backward one) and TimeDistributed (any supported layer, applied to (N*T, ...)).
 //
 // Both call the wrapped layer's own converter handler with a KerasLayerContext of its own (the
@@ -59,9 +59,17 @@ Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string&
 // ---- Bidirectional -------------------------------------------------------------------------
 
 void bidirectional(LayerContext& ctx) {
-    if (ctx.num_inputs() != 1)
-        ctx.fail_unsupported("takes " + std::to_string(ctx.num_inputs()) + " inputs; initial states passed to a "
-                             "Bidirectional layer are not supported");
+    // The sequence, then the initial states: the forward layer's, then the backward layer's (Keras
+    // splits initial_state in halves).
+    if (ctx.num_inputs() % 2 == 0)
+        ctx.fail_format("takes the sequence and as many forward as backward initial states, but is called with " +
+                        std::to_string(ctx.num_inputs()) + " inputs");
+    const std::size_t half = (ctx.num_inputs() - 1) / 2;
+    std::vector<Value> fw_in{ctx.input(0)}, bw_in{ctx.input(0)};
+    for (std::size_t i = 0; i < half; ++i) {
+        fw_in.push_back(ctx.input(1 + i));
+        bw_in.push_back(ctx.input(1 + half + i));
+    }
     const auto& c = ctx.config();
     const Wrapped fw = wrapped_layer(ctx);
     std::string mode = "concat";
@@ -91,8 +99,8 @@ void bidirectional(LayerContext& ctx) {
     const std::size_t n = ctx.num_weights();
     if (n % 2) ctx.fail_format("has " + std::to_string(n) + " weight arrays, expected an even number (forward, then backward)");
     const std::string inner_name = fwc.get_string("name", "layer");
-    auto yf = convert_wrapped(ctx, fw, ctx.layer_name() + "/forward_" + inner_name, {ctx.input(0)}, weights_range(ctx, 0, n / 2));
-    auto yb = convert_wrapped(ctx, bw, ctx.layer_name() + "/backward_" + inner_name, {ctx.input(0)}, weights_range(ctx, n / 2, n));
+    auto yf = convert_wrapped(ctx, fw, ctx.layer_name() + "/forward_" + inner_name, std::move(fw_in), weights_range(ctx, 0, n / 2));
+    auto yb = convert_wrapped(ctx, bw, ctx.layer_name() + "/backward_" + inner_name, std::move(bw_in), weights_range(ctx, n / 2, n));
     if (yf.size() != yb.size()) ctx.fail_format("the forward and backward layers give different numbers of outputs");
 
     Value back = yb[0];
