@@ -50,12 +50,13 @@ bool is_ref_list(const Value& v) {
     return v.IsArray() && v.Size() == 3 && v[0].IsString() && v[1].IsInt() && v[2].IsInt();
 }
 
-/// The keras tensors passed as call keywords 'value', 'key' (MultiHeadAttention) and
-/// 'initial_state' (one tensor or a list), in that order, appended to `refs`.
+/// The keras tensors passed as call keywords 'query', 'value', 'key' (MultiHeadAttention; Keras 3
+/// also stores mha(query=q, value=v) so) and 'initial_state' (one tensor or a list), in that
+/// order, appended to `refs`.
 void collect_kwarg_tensors(const Ctx& c, const Value& kwargs, bool keras3, std::vector<TensorRef>& refs,
                            const std::string& name) {
     if (!kwargs.IsObject()) return;
-    for (const char* k : {"value", "key", "initial_state"}) {
+    for (const char* k : {"query", "value", "key", "initial_state"}) {
         if (!kwargs.HasMember(k) || kwargs[k].IsNull()) continue;
         const Value& v = kwargs[k];
         const std::string where = "layer '" + name + "' call argument '" + k + "'";

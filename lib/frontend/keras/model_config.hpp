@@ -28,7 +28,7 @@ struct LayerSpec {
     const rapidjson::Value* config = nullptr;       // the layer's "config" object
     std::vector<std::vector<TensorRef>> calls;     // inbound tensors of each call (node)
     /// Each call's keyword arguments as stored (null if none). Keras tensors among them under
-    /// 'value' and 'key' (MultiHeadAttention's call(query, value, key)) and 'initial_state' (a
+    /// 'query', 'value' and 'key' (MultiHeadAttention's call(query, value, key)) and 'initial_state' (a
     /// recurrent layer's or Bidirectional's states) are appended to that call's tensors after
     /// the positional ones, in that order.
     std::vector<const rapidjson::Value*> call_kwargs;

@@ -48,16 +48,26 @@ const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
 /// model: its layers in config order). Names are "<layer name>/<path below the layer>".
 class ArchiveWalker {
 public:
-    ArchiveWalker(const h5::File& f, const std::string& file) : f_(f), file_(file) {}
+    /// Keras 3 releases that joined weight paths with os.path.join wrote, on Windows, one
+    /// root-level group per layer named with backslashes ("layers\\lstm\\cell", its "vars" below
+    /// it) instead of nested groups: those are read as if nested ("/layers/lstm/cell").
+    ArchiveWalker(const h5::File& f, const std::string& file) : f_(f), file_(file) {
+        for (const auto& child : f_.children("/")) {
+            if (child.find('\\') == std::string::npos || !f_.has_group("/" + child)) continue;
+            std::string nested = "/" + child;
+            std::replace(nested.begin(), nested.end(), '\\', '/');
+            flat_[nested] = "/" + child;
+        }
+    }
 
     void collect(const std::string& path, const std::string& name, const rapidjson::Value* layer, std::vector<WeightArray>& out,
                  int depth) {
         if (depth > 32) throw FormatError(file_ + ": model.weights.h5: layers nested too deeply at " + path);
-        if (!f_.has_group(path)) return;
+        if (!f_.has_group(stored(path))) return;
         for (int i = 0;; ++i) {
             const std::string ds = path + "/vars/" + std::to_string(i);
-            if (!f_.has_dataset(ds)) break;
-            auto arr = f_.read_floats(ds, std::int64_t{1} << 31, true);
+            if (!f_.has_dataset(stored(path) + "/vars/" + std::to_string(i))) break;
+            auto arr = f_.read_floats(stored(path) + "/vars/" + std::to_string(i), std::int64_t{1} << 31, true);
             out.push_back(WeightArray{name + ds.substr(base_.size()), arr.shape,
                                       std::make_shared<const std::vector<float>>(std::move(arr.data))});
         }
@@ -74,8 +84,8 @@ public:
                     depth + 1);
             return;
         }
-        for (const auto& child : f_.children(path)) {  // cell, layer, ... in name order
-            if (child == "vars" || !f_.has_group(path + "/" + child)) continue;
+        for (const auto& child : children(path)) {  // cell, layer, ... in name order
+            if (child == "vars" || !f_.has_group(stored(path + "/" + child))) continue;
             const rapidjson::Value* sub = cfg && child == "layer" ? member(*cfg, "layer") : nullptr;
             collect(path + "/" + child, name, sub, out, depth + 1);
         }
@@ -111,8 +121,27 @@ public:
     std::map<std::string, std::vector<WeightArray>> by_layer;
 
 private:
+    /// Where the group read as `path` is stored (see the constructor).
+    std::string stored(const std::string& path) const {
+        auto it = flat_.find(path);
+        return it == flat_.end() ? path : it->second;
+    }
+    /// The sub-groups of `path`, nested or backslash-named, in name order.
+    std::vector<std::string> children(const std::string& path) const {
+        std::vector<std::string> out;
+        if (f_.has_group(stored(path))) out = f_.children(stored(path));
+        for (const auto& [nested, actual] : flat_)
+            if (nested.size() > path.size() + 1 && nested.compare(0, path.size() + 1, path + "/") == 0 &&
+                nested.find('/', path.size() + 1) == std::string::npos)
+                out.push_back(nested.substr(path.size() + 1));
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+
     const h5::File& f_;
     std::string file_, base_;
+    std::map<std::string, std::string> flat_;  // nested path -> backslash-named root group
 };
 
 }  // namespace

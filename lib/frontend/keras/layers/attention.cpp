@@ -4,7 +4,9 @@
 //   AdditiveAttention   use_scale (a weight per feature), causal / use_causal_mask.
 //   MultiHeadAttention  num_heads, key_dim, value_dim, use_bias, output_shape (one size),
 //                       attention_axes null or the time axis, use_causal_mask; inputs query, value
-//                       (, key) (tf.keras 2 passes value/key as call keywords).
+//                       (, key) (tf.keras 2 passes value/key as call keywords); weights named
+//                       query/kernel, ... or, in a Keras 3 .keras archive, by sub-layer
+//                       (query_dense/vars/0, ...); use_gate and sliding_window are refused.
 // Dropout is an inference no-op. Masks (Keras masks, attention_mask tensors) and
 // return_attention_scores are refused.
 #include <cmath>
@@ -76,11 +78,24 @@ void dense_attention(LayerContext& ctx, bool additive) {
     set_output(ctx, ctx.op(ops::kAttention, std::move(ins), std::move(a))->output("y"), OrderNTC);
 }
 
+/// A MultiHeadAttention projection's weight: `name`/kernel or /bias as Keras 2 and legacy .h5 name
+/// them, or the EinsumDense sub-layer's variable 0 (kernel) or 1 (bias) in a Keras 3 .keras archive
+/// (`query_dense/vars/0`; the output projection is `attention_output` or `output_dense`).
+const WeightArray& projection_weight(LayerContext& ctx, const std::string& name, bool kernel) {
+    const std::string sub = (name == "attention_output" ? std::string("output") : name) + "_dense/vars/" + (kernel ? "0" : "1");
+    for (std::size_t i = 0; i < ctx.num_weights(); ++i) {
+        const std::string& n = ctx.weight(i).name;
+        if (n.size() > sub.size() && n.compare(n.size() - sub.size(), sub.size(), sub) == 0 && n[n.size() - sub.size() - 1] == '/')
+            return ctx.weight(i);
+    }
+    return ctx.weight_named(name + (kernel ? "/kernel" : "/bias"));
+}
+
 /// One EinsumDense projection of MultiHeadAttention as a Linear over the features: the kernel's
 /// first `in_rank` dimensions are the input features, the rest the outputs (row-major flat).
 Variable* project(LayerContext& ctx, const Value& x, const std::string& name, const Shape& kernel_shape, bool bias,
                   std::size_t in_rank = 1) {
-    const WeightArray& w = ctx.weight_named(name + "/kernel");
+    const WeightArray& w = projection_weight(ctx, name, true);
     if (w.shape != kernel_shape)
         ctx.fail_shape("weight '" + w.name + "' has shape " + shape_str(w.shape) + ", expected " + shape_str(kernel_shape));
     std::int64_t in = 1;
@@ -88,7 +103,7 @@ Variable* project(LayerContext& ctx, const Value& x, const std::string& name, co
     const std::int64_t out = numel(kernel_shape) / in;
     NamedVars ins{{"x", x.var}, {"w", ctx.graph().add_constant(ctx.graph().unique_name(w.name), OrderCN, {in, out}, w.data)}};
     if (bias) {
-        const WeightArray& b = ctx.weight_named(name + "/bias");
+        const WeightArray& b = projection_weight(ctx, name, false);
         if (numel(b.shape) != out) ctx.fail_shape("weight '" + b.name + "' has shape " + shape_str(b.shape) + ", expected " + std::to_string(out) + " values");
         ins.emplace_back("b", ctx.graph().add_constant(ctx.graph().unique_name(b.name), OrderC, {out}, b.data));
     }
@@ -116,6 +131,10 @@ void multi_head_attention(LayerContext& ctx) {
         if (os.size() != 1) ctx.fail_unsupported("output_shape " + shape_str(os) + " with more than one dimension");
         O = os[0];
     }
+    if (c.get_bool("use_gate", false))
+        ctx.fail_unsupported("use_gate=True (a gating projection of the query multiplies the attention output)");
+    if (c.has("sliding_window") && !c.is_null("sliding_window"))
+        ctx.fail_unsupported("sliding_window (attention restricted to a window of positions)");
     const bool bias = c.get_bool("use_bias", true);
     ctx.expect_weights(bias ? 8 : 4);
     const Value qp{project(ctx, q, "query", {q.var->size(Axis::C), H, kd}, bias), OrderNTC};
