@@ -1,8 +1,10 @@
 // Keras files from the wild that graft refuses by name in the pre-flight check (fixtures from
 // tests/fixtures/gen/write_wild.py, laid out as the Keras that writes them): TensorFlow ops
-// recorded as layers, quantization layers, stateful RNNs. Never a config-parse error.
+// recorded as layers, quantization layers, stateful RNNs. Never a config-parse error. Also a
+// file form that must keep working: a .keras name on an HDF5 file.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -70,4 +72,14 @@ TEST_CASE("keras refusals: the CLI check lists the layers", "[keras][check][cli]
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("unsupported: layer 'tf.concat' (TFOpLambda)") != std::string::npos);
     CHECK(r.err.find("model_config") == std::string::npos);
+}
+
+TEST_CASE("keras files from the wild: a .keras file that is really HDF5 reads as .h5", "[keras][zip]") {
+    graft_test::TempDir tmp;
+    const auto dir = source_path("tests/fixtures/keras/rnn_initial_states");
+    const auto renamed = tmp.path() / "model.keras";
+    std::filesystem::copy_file(dir / "model.h5", renamed);
+    auto r = graft_test::run_cli({"verify", renamed.string(), "--manifest", (dir / "manifest.json").string()});
+    INFO(r.out + r.err);
+    CHECK(r.exit_code == 0);
 }
