@@ -58,6 +58,12 @@ public:
             std::replace(nested.begin(), nested.end(), '\\', '/');
             flat_[nested] = "/" + child;
         }
+        // tf.keras 2.13 and 2.14 kept a model's layers under "_layer_checkpoint_dependencies", not
+        // "layers" (named the same way below it, as Keras 3's own loader assumes).
+        const std::string old_root = "/_layer_checkpoint_dependencies";
+        bool old = f_.has_group(old_root);
+        for (const auto& entry : flat_) old = old || entry.first.rfind(old_root + "/", 0) == 0;
+        checkpoint_dependencies_ = old && !f_.has_group("/layers") && !flat_.count("/layers");
     }
 
     void collect(const std::string& path, const std::string& name, const rapidjson::Value* layer, std::vector<WeightArray>& out,
@@ -122,7 +128,16 @@ public:
 
 private:
     /// Where the group read as `path` is stored (see the constructor).
-    std::string stored(const std::string& path) const {
+    std::string stored(std::string path) const {
+        if (checkpoint_dependencies_) {  // every "layers" component
+            const std::string from = "/layers", to = "/_layer_checkpoint_dependencies";
+            for (std::size_t at = 0; (at = path.find(from, at)) != std::string::npos;) {
+                const std::size_t end = at + from.size();
+                if (end != path.size() && path[end] != '/') { at = end; continue; }
+                path.replace(at, from.size(), to);
+                at += to.size();
+            }
+        }
         auto it = flat_.find(path);
         return it == flat_.end() ? path : it->second;
     }
@@ -142,6 +157,7 @@ private:
     const h5::File& f_;
     std::string file_, base_;
     std::map<std::string, std::string> flat_;  // nested path -> backslash-named root group
+    bool checkpoint_dependencies_ = false;
 };
 
 }  // namespace

@@ -79,15 +79,16 @@ void dense_attention(LayerContext& ctx, bool additive) {
 }
 
 /// A MultiHeadAttention projection's weight: `name`/kernel or /bias as Keras 2 and legacy .h5 name
-/// them, or the EinsumDense sub-layer's variable 0 (kernel) or 1 (bias) in a Keras 3 .keras archive
-/// (`query_dense/vars/0`; the output projection is `attention_output` or `output_dense`).
+/// them, or the EinsumDense sub-layer's variable 0 (kernel) or 1 (bias) in a .keras archive, under
+/// the attribute's name: `query_dense/vars/0` (Keras 3's properties) or `_query_dense/vars/0`
+/// (tf.keras); the output projection is `attention_output` or `[_]output_dense`.
 const WeightArray& projection_weight(LayerContext& ctx, const std::string& name, bool kernel) {
     const std::string sub = (name == "attention_output" ? std::string("output") : name) + "_dense/vars/" + (kernel ? "0" : "1");
-    for (std::size_t i = 0; i < ctx.num_weights(); ++i) {
-        const std::string& n = ctx.weight(i).name;
-        if (n.size() > sub.size() && n.compare(n.size() - sub.size(), sub.size(), sub) == 0 && n[n.size() - sub.size() - 1] == '/')
-            return ctx.weight(i);
-    }
+    for (const std::string& suffix : {"/" + sub, "/_" + sub})
+        for (std::size_t i = 0; i < ctx.num_weights(); ++i) {
+            const std::string& n = ctx.weight(i).name;
+            if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) return ctx.weight(i);
+        }
     return ctx.weight_named(name + (kernel ? "/kernel" : "/bias"));
 }
 
