@@ -1,7 +1,10 @@
 // The host API: Model (a converted graph, compiled per batch size on first use) and Session
 // (working memory for runs).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -87,6 +90,7 @@ Model::Model(Graph graph, const Registry& registry, int opt_level) : shared_(std
     shared_->registry = &registry;
     for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
     graph.validate();
+    check_dtypes(graph, registry);
     optimize::pipeline_for(opt_level, "native").run(graph, registry);  // ends with legalize_layout
     shared_->graph = std::move(graph);
 }
@@ -102,6 +106,8 @@ std::string Model::input_name(std::size_t i) const { return shared_->graph.input
 std::string Model::output_name(std::size_t i) const { return shared_->graph.output_name(i); }
 Shape Model::input_shape(std::size_t i) const { return shared_->graph.inputs().at(i)->shape(); }
 Shape Model::output_shape(std::size_t i) const { return shared_->graph.outputs().at(i)->shape(); }
+DType Model::input_dtype(std::size_t i) const { return shared_->graph.inputs().at(i)->dtype(); }
+DType Model::output_dtype(std::size_t i) const { return shared_->graph.outputs().at(i)->dtype(); }
 
 Session Model::session() const {
     return Session(std::make_unique<Session::State>(Session::State{shared_, {}, shared_->threads, nullptr}));
@@ -131,6 +137,66 @@ std::map<std::string, Tensor> Model::run(const std::map<std::string, Tensor>& in
     std::lock_guard<std::mutex> lock(shared_->run_mutex);
     return shared_->default_session().run(inputs);
 }
+
+namespace {
+
+/// Writes input `t` into its slot as the graph holds values (graft/ir/dtype.hpp: float32 words,
+/// an integer or bool value exactly): a float32 tensor for a float32 input is copied as is; any
+/// other pair is converted element by element, each value checked to be one of `want` and exact
+/// in float32. DTypeError naming the input, the dtype given and the one it takes otherwise.
+void to_carrier(const Tensor& t, DType want, const std::string& name, float* slot) {
+    if (t.dtype() == DType::float32 && want == DType::float32) {
+        std::memcpy(slot, t.data(), t.size() * sizeof(float));
+        return;
+    }
+    for (std::size_t k = 0; k < t.size(); ++k) {
+        const double v = t.at_double(k);
+        const auto f = static_cast<float>(v);
+        const bool exact = want == DType::float32 ? (v != v || static_cast<double>(f) == v)
+                                                  : holds(want, v) && v <= double(kMaxExactInt) && v >= -double(kMaxExactInt);
+        if (!exact) {
+            char value[32];
+            std::snprintf(value, sizeof value, "%.17g", v);
+            throw DTypeError(
+                "input '" + name + "' takes " + name_of(want) + " values; the " + name_of(t.dtype()) + " tensor given holds " +
+                value + " (element " + std::to_string(k) + "), which " +
+                (want == DType::float32 || holds(want, v)
+                     ? std::string("graft holds exactly only up to 2^24 in magnitude")
+                     : std::string("is no ") + name_of(want) + " value") +
+                " (pass " + name_of(want) + " values, or " + (want == DType::float32 ? "integers" : "float32 values") + " that are exact)");
+        }
+        slot[k] = f;
+    }
+}
+
+/// An output's values (float32 words) as a tensor of its dtype.
+Tensor from_carrier(const float* slot, const Shape& shape, DType dtype) {
+    Tensor t(shape, dtype);
+    auto fill = [&](auto* out) {
+        using T = std::remove_pointer_t<decltype(out)>;
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            if constexpr (std::is_same_v<T, bool>) {
+                out[k] = slot[k] != 0.f;
+            } else {  // a Cast made them integers of T; anything else (NaN, out of range) gives 0, never UB
+                const double v = slot[k], lo = double(std::numeric_limits<T>::min());
+                const double end = (double(std::numeric_limits<T>::max() / 2) + 1) * 2;  // max + 1, exact
+                out[k] = v >= lo && v < end ? static_cast<T>(v) : T{};
+            }
+        }
+    };
+    switch (dtype) {
+        case DType::float32: std::memcpy(t.data(), slot, t.size() * sizeof(float)); break;
+        case DType::int64: fill(t.data<std::int64_t>()); break;
+        case DType::int32: fill(t.data<std::int32_t>()); break;
+        case DType::uint8: fill(t.data<std::uint8_t>()); break;
+        case DType::uint16: fill(t.data<std::uint16_t>()); break;
+        case DType::int8: fill(t.data<std::int8_t>()); break;
+        case DType::boolean: fill(t.data<bool>()); break;
+    }
+    return t;
+}
+
+}  // namespace
 
 Session::Session(std::unique_ptr<State> s) : state_(std::move(s)) {}
 Session::~Session() = default;
@@ -163,15 +229,12 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
     auto& arena = state_->arena(batch);
     const native::Program& p = *arena.program;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        std::memcpy(p.inputs()[i].get(arena.base), inputs[i].data(), inputs[i].size() * sizeof(float));
+        to_carrier(inputs[i], g.inputs()[i]->dtype(), g.input_name(i), p.inputs()[i].get(arena.base));
     p.run(arena.base, state_->thread_pool());
     std::vector<Tensor> out;
     out.reserve(p.outputs().size());
-    for (std::size_t i = 0; i < p.outputs().size(); ++i) {
-        Tensor t(p.output_shapes()[i]);
-        std::memcpy(t.data(), p.outputs()[i].get(arena.base), t.size() * sizeof(float));
-        out.push_back(std::move(t));
-    }
+    for (std::size_t i = 0; i < p.outputs().size(); ++i)
+        out.push_back(from_carrier(p.outputs()[i].get(arena.base), p.output_shapes()[i], g.outputs()[i]->dtype()));
     return out;
 }
 

@@ -46,11 +46,10 @@ VerifyReport verify(const Model& model, const std::map<std::string, Tensor>& inp
             c.problem = "shape " + shape_str(c.shape) + ", expected " + shape_str(want.shape());
         } else {
             c.shape = it->second.shape();
-            const float* g = it->second.data();
-            const float* e = want.data();
-            for (std::size_t i = 0; i < want.size(); ++i) {
-                const double d = std::fabs(static_cast<double>(g[i]) - static_cast<double>(e[i]));
-                const bool bad = !(d <= atol + rtol * std::fabs(static_cast<double>(e[i])));  // NaN: bad
+            for (std::size_t i = 0; i < want.size(); ++i) {  // any dtypes, compared as values
+                const double g = it->second.at_double(i), e = want.at_double(i);
+                const double d = std::fabs(g - e);
+                const bool bad = !(d <= atol + rtol * std::fabs(e));  // NaN: bad
                 if (std::isnan(d) || d > c.max_abs_err) c.max_abs_err = std::isnan(d) ? NAN : std::max(c.max_abs_err, d);
                 if (bad && c.num_off++ == 0) c.first_off = i;
             }

@@ -33,6 +33,7 @@ inline constexpr char kGraphKind[] = "graph";
 inline constexpr char kPluginKind[] = "plugin";
 inline constexpr char kRegistryKind[] = "registry";
 inline constexpr char kIOKind[] = "io";
+inline constexpr char kDTypeKind[] = "dtype";
 }  // namespace detail
 
 /// A model or data file is malformed: not HDF5, truncated, bad JSON, a missing or misshapen weight.
@@ -73,6 +74,13 @@ public:
 
 /// Input or output I/O failed (cannot open, cannot write, rename failed).
 class IOError : public detail::KindedError<detail::kIOKind> {
+public:
+    using KindedError::KindedError;
+};
+
+/// An element type disagrees: a tensor read as another dtype than it holds, an input of a dtype
+/// the model does not take, values the declared dtype cannot hold exactly.
+class DTypeError : public detail::KindedError<detail::kDTypeKind> {
 public:
     using KindedError::KindedError;
 };

@@ -83,6 +83,12 @@ public:
     /// Shapes with the batch as graft::kDynamic (-1).
     Shape input_shape(std::size_t i) const;
     Shape output_shape(std::size_t i) const;
+    /// The element type an input takes (graft/ir/dtype.hpp). run() accepts a tensor of this dtype,
+    /// or of any other whose values it holds exactly (float32 3.0 for an int32 input, int32 for an
+    /// int64 one), and throws DTypeError naming the input otherwise.
+    DType input_dtype(std::size_t i) const;
+    /// The element type of an output: the tensors run() returns have it.
+    DType output_dtype(std::size_t i) const;
 
     /// Runs the model. Inputs by name (every input required); outputs by name.
     std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;

@@ -84,6 +84,9 @@ struct OpSchema {
     /// The op as a fused elementwise program (fuse_elementwise), or nullopt when these attributes
     /// and inputs do not fuse; a graft::Error thrown counts as nullopt. Null: the op never fuses.
     std::function<std::optional<ElementwiseProgram>(const Operator&)> elementwise_program;
+    /// Inputs that may hold integer or bool values (graft/ir/dtype.hpp: stored as exact float32
+    /// values): Cast's x, Embedding's indices, ... Every other input must be float32 (check_dtypes).
+    std::set<std::string> integer_inputs;
 
     std::string doc;
 };
@@ -294,6 +297,24 @@ inline void infer_shapes(Graph& g, const Registry& reg) {
             if (!v) throw GraphError(op->describe() + ": inference yields output '" + oname + "' the operator does not have");
             v->set_type(t.order, t.shape);
             v->set_dtype(t.dtype);
+        }
+    }
+}
+
+/// Every input of every operator that holds integer or bool values is one its schema takes so
+/// (OpSchema::integer_inputs); UnsupportedError naming the op, its layer, the input and its dtype,
+/// and the ops that take such values, otherwise.
+inline void check_dtypes(const Graph& g, const Registry& reg) {
+    for (const Operator* op : g.topological_order()) {
+        const OpSchema& s = reg.op(op->type());
+        for (const auto& [port, v] : op->inputs()) {
+            if (v->dtype() == DType::float32 || s.integer_inputs.count(port)) continue;
+            std::string takers;
+            for (const auto& [type, e] : reg.ops().entries())
+                for (const auto& p : e.handler.integer_inputs) takers += (takers.empty() ? "" : ", ") + type + "'s " + p;
+            throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +
+                                   ": input '" + port + "' " + v->describe() + " holds " + name_of(v->dtype()) +
+                                   " values; this input takes float32 (integer and bool values go only to " + takers + ")");
         }
     }
 }

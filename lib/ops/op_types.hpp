@@ -62,6 +62,11 @@ inline constexpr const char* kEmbedding = "Embedding";
 inline constexpr const char* kNonZeroMask = "NonZeroMask";
 inline constexpr const char* kMasking = "Masking";
 
+// integer/: values of other dtypes
+inline constexpr const char* kCast = "Cast";
+inline constexpr const char* kGather = "Gather";
+inline constexpr const char* kWhere = "Where";
+
 // attention/
 inline constexpr const char* kAttention = "Attention";
 

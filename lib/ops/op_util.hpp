@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,8 @@ public:
     OpDef& folds_channel_scale(bool on = true) { return set(s_.folds_channel_scale, on); }
     OpDef& is_noop(NoopTest f) { return set(s_.is_noop, std::move(f)); }
     OpDef& elementwise_program(Lowering f) { return set(s_.elementwise_program, std::move(f)); }
+    /// These inputs may hold integer or bool values (OpSchema::integer_inputs).
+    OpDef& integer_inputs(std::set<std::string> ports) { return set(s_.integer_inputs, std::move(ports)); }
 
     /// Registers the schema, `build` and `emit` under the op type (RegistryError if it is taken).
     void add(Registry& r, native::KernelBuilder build, cpp::Emitter emit);

@@ -70,6 +70,7 @@ std::vector<Example> recurrent_examples();
 std::vector<Example> fused_examples();
 std::vector<Example> broadcast_examples();
 std::vector<Example> reduce_examples();
+std::vector<Example> integer_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 

@@ -16,7 +16,8 @@
 
 namespace graft_driver {
 
-/// A float32 or float64 little-endian C-order .npy file, as floats.
+/// A little-endian C-order .npy file of float32, float64 or an integer / bool type, as floats (the
+/// generated code takes an integer input's values as exact floats).
 inline std::vector<float> read_npy(const std::string& path, std::vector<std::int64_t>& shape) {
     std::ifstream in(path, std::ios::binary);
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -31,8 +32,12 @@ inline std::vector<float> read_npy(const std::string& path, std::vector<std::int
         start = 12;
     }
     const std::string header = data.substr(start, hlen);
-    const bool f8 = header.find("'<f8'") != std::string::npos;
-    if (!f8 && header.find("'<f4'") == std::string::npos) throw std::runtime_error(path + ": not float32 or float64");
+    const char* kinds[] = {"'<f4'", "'<f8'", "'<i8'", "'<i4'", "'<u2'", "'|u1'", "'|i1'", "'|b1'"};
+    const std::size_t sizes[] = {4, 8, 8, 4, 2, 1, 1, 1};
+    int kind = -1;
+    for (int k = 0; k < 8 && kind < 0; ++k)
+        if (header.find(kinds[k]) != std::string::npos) kind = k;
+    if (kind < 0) throw std::runtime_error(path + ": not float32, float64 or an integer or bool type");
     if (header.find("'fortran_order': True") != std::string::npos) throw std::runtime_error(path + ": Fortran order");
     shape.clear();
     const auto open = header.find('(', header.find("'shape'"));
@@ -47,16 +52,24 @@ inline std::vector<float> read_npy(const std::string& path, std::vector<std::int
         shape.push_back(d);
         count *= d;
     }
-    const std::size_t body = start + hlen, elem = f8 ? 8 : 4;
+    const std::size_t body = start + hlen, elem = sizes[kind];
     if (data.size() != body + static_cast<std::size_t>(count) * elem) throw std::runtime_error(path + ": truncated");
     std::vector<float> out(static_cast<std::size_t>(count));
     for (std::size_t i = 0; i < out.size(); ++i) {
-        if (f8) {
-            double v;
-            std::memcpy(&v, data.data() + body + i * 8, 8);
-            out[i] = static_cast<float>(v);
-        } else {
-            std::memcpy(&out[i], data.data() + body + i * 4, 4);
+        const char* p = data.data() + body + i * elem;
+        auto get = [&](auto v) {
+            std::memcpy(&v, p, sizeof v);
+            return static_cast<float>(v);
+        };
+        switch (kind) {
+            case 0: out[i] = get(float{}); break;
+            case 1: out[i] = get(double{}); break;
+            case 2: out[i] = get(std::int64_t{}); break;
+            case 3: out[i] = get(std::int32_t{}); break;
+            case 4: out[i] = get(std::uint16_t{}); break;
+            case 5: out[i] = get(std::uint8_t{}); break;
+            case 6: out[i] = get(std::int8_t{}); break;
+            default: out[i] = p[0] ? 1.f : 0.f; break;
         }
     }
     return out;

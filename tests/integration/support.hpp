@@ -129,10 +129,28 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
     return r;
 }
 
-/// A float32 .npy file as a Tensor.
+/// A .npy file of T as a Tensor of T's dtype.
+template <class T>
+graft::Tensor load_npy_as(const fs::path& p) {
+    auto a = xt::load_npy<T>(p.string());
+    graft::Tensor t(graft::Shape(a.shape().begin(), a.shape().end()), graft::dtype_of<T>());
+    std::copy(a.begin(), a.end(), t.data<T>());
+    return t;
+}
+
+/// A .npy file as a Tensor of its dtype (float32, int64, int32, uint16, uint8, int8, bool).
 inline graft::Tensor load_npy(const fs::path& p) {
-    auto a = xt::load_npy<float>(p.string());
-    return graft::Tensor(graft::Shape(a.shape().begin(), a.shape().end()), std::vector<float>(a.begin(), a.end()));
+    std::ifstream in(p, std::ios::binary);
+    std::string head(128, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    const auto has = [&](const char* d) { return head.find(std::string("'descr': '") + d + "'") != std::string::npos; };
+    if (has("<i8")) return load_npy_as<std::int64_t>(p);
+    if (has("<i4")) return load_npy_as<std::int32_t>(p);
+    if (has("<u2")) return load_npy_as<std::uint16_t>(p);
+    if (has("|u1")) return load_npy_as<std::uint8_t>(p);
+    if (has("|i1")) return load_npy_as<std::int8_t>(p);
+    if (has("|b1")) return load_npy_as<bool>(p);
+    return load_npy_as<float>(p);
 }
 
 /// How far `got` is from `ref`: an element is off when |got - ref| > atol + rtol * |ref| (or NaN).
@@ -150,8 +168,8 @@ inline Comparison compare(const graft::Tensor& got, const graft::Tensor& ref, do
     c.same_shape = got.shape() == ref.shape();
     if (!c.same_shape) return c;
     for (std::size_t i = 0; i < ref.size(); ++i) {
-        const double err = std::fabs(double(got.data()[i]) - double(ref.data()[i]));
-        if (!(err <= atol + rtol * std::fabs(double(ref.data()[i])))) {
+        const double err = std::fabs(got.at_double(i) - ref.at_double(i));  // any dtypes, as values
+        if (!(err <= atol + rtol * std::fabs(ref.at_double(i)))) {
             if (c.num_off++ == 0) c.first_off = i;
         }
         c.max_abs_err = std::isnan(err) || std::isnan(c.max_abs_err) ? NAN : std::fmax(c.max_abs_err, err);

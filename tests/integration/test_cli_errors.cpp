@@ -92,10 +92,17 @@ TEST_CASE("cli: bad command lines and inputs fail with one clear line", "[cli][e
     SECTION("no input for a model input") {
         check_error(run_cli({"run", kDense.model, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
     }
-    SECTION("integer .npy input") {
+    SECTION("integer .npy input whose values float32 does not hold exactly") {
         const auto ints = (tmp / "ints.npy").string();
-        xt::dump_npy(ints, xt::xarray<std::int64_t>::from_shape({3, 5}));
-        check_error(run_cli({"run", kDense.model, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32"});
+        xt::xarray<std::int64_t> a = xt::xarray<std::int64_t>::from_shape({3, 5});
+        a.fill((std::int64_t{1} << 25) + 1);
+        xt::dump_npy(ints, a);
+        check_error(run_cli({"run", kDense.model, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32", "33554433"});
+    }
+    SECTION("a .npy of a dtype graft has no type for") {
+        const auto u4 = (tmp / "u4.npy").string();
+        xt::dump_npy(u4, xt::xarray<std::uint32_t>::from_shape({3, 5}));
+        check_error(run_cli({"run", kDense.model, "--input", u4, "--output-dir", out_dir}), {u4, "uint32", "float32"});
     }
     SECTION("not a .npy file") {
         check_error(run_cli({"run", kDense.model, "--input", kDense.model, "--output-dir", out_dir}), {kDense.model, ".npy"});

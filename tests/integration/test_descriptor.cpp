@@ -52,7 +52,11 @@ std::vector<Tensor> random_inputs(const Model& m, std::int64_t batch) {
         for (auto& d : sh)
             if (d == kDynamic) d = batch;
         Tensor t(sh);
-        for (std::size_t k = 0; k < t.size(); ++k) t.data()[k] = float((s = s * 1103515245u + 12345u) >> 16 & 0xff) / 64.f - 2.f;
+        const graft::DType dt = m.input_dtype(i);  // integer inputs: small integers (as exact floats), bool: 0 / 1
+        for (std::size_t k = 0; k < t.size(); ++k) {
+            const unsigned r = (s = s * 1103515245u + 12345u) >> 16 & 0xff;
+            t.data()[k] = dt == graft::DType::float32 ? float(r) / 64.f - 2.f : float(r % (dt == graft::DType::boolean ? 2 : 8));
+        }
         in.push_back(std::move(t));
     }
     return in;

@@ -62,7 +62,9 @@ std::vector<Tensor> make_inputs(const Model& m, const BenchOptions& o) {
         for (auto& d : s)
             if (d == kDynamic) d = o.batch;
         Tensor t(s);
-        for (std::size_t k = 0; k < t.size(); ++k) t.data()[k] = dist(rng);
+        const DType dt = m.input_dtype(i);  // an integer input gets 0 .. 7 (small indices), a bool one 0 / 1
+        for (std::size_t k = 0; k < t.size(); ++k)
+            t.data()[k] = dt == DType::float32 ? dist(rng) : float(rng() % (dt == DType::boolean ? 2u : 8u));
         inputs[i] = std::move(t);
     }
     return inputs;

@@ -85,9 +85,9 @@ void print_summary(const std::string& path, const Graph& g) {
                    grouped(r.params), w_params);
     fmt::print("{}\nLayers: {}   Ops: {}   Params: {}\n", rule, rows.size(), ops, grouped(params));
     for (std::size_t i = 0; i < g.inputs().size(); ++i)
-        fmt::print("Input  {}: {}\n", g.input_name(i), shape_str(g.inputs()[i]->shape()));
+        fmt::print("Input  {}: {} {}\n", g.input_name(i), shape_str(g.inputs()[i]->shape()), name_of(g.inputs()[i]->dtype()));
     for (std::size_t i = 0; i < g.outputs().size(); ++i)
-        fmt::print("Output {}: {}\n", g.output_name(i), shape_str(g.outputs()[i]->shape()));
+        fmt::print("Output {}: {} {}\n", g.output_name(i), shape_str(g.outputs()[i]->shape()), name_of(g.outputs()[i]->dtype()));
 }
 
 /// `--passes`: op count and memory plan (batch 1) before and after each rule of the pipeline.

@@ -43,7 +43,8 @@ std::string dtype_name(const std::string& descr) {
     return fmt::format("{}{} ('{}')", kinds.at(descr[1]), 8 * (descr[2] - '0'), descr);
 }
 
-template <class T>
+/// The .npy file's array as T; `Keep` the element type (a tensor of T's dtype) or make it float32.
+template <class T, class Keep>
 Tensor load_as_tensor(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IOError(fmt::format("cannot open {}: {}", path, std::generic_category().message(errno)));
@@ -52,9 +53,24 @@ Tensor load_as_tensor(const std::string& path) {
     if (!in)
         throw FormatError(fmt::format("{} is truncated: its header promises shape {} but the data ends early", path,
                                       shape_str(shape)));
-    std::vector<float> data(array.size());
-    std::transform(array.begin(), array.end(), data.begin(), [](T v) { return static_cast<float>(v); });
-    return Tensor(std::move(shape), std::move(data));
+    Tensor t(std::move(shape), dtype_of<Keep>());
+    std::transform(array.begin(), array.end(), t.data<Keep>(), [](T v) { return static_cast<Keep>(v); });
+    return t;
+}
+
+/// A tensor's elements as a C++ array of its dtype, for xtensor.
+template <class F>
+auto with_elements(const Tensor& t, F f) {
+    switch (t.dtype()) {
+        case DType::int64: return f(t.data<std::int64_t>());
+        case DType::int32: return f(t.data<std::int32_t>());
+        case DType::uint8: return f(t.data<std::uint8_t>());
+        case DType::uint16: return f(t.data<std::uint16_t>());
+        case DType::int8: return f(t.data<std::int8_t>());
+        case DType::boolean: return f(t.data<bool>());
+        case DType::float32: break;
+    }
+    return f(t.data<float>());
 }
 
 }  // namespace
@@ -62,10 +78,18 @@ Tensor load_as_tensor(const std::string& path) {
 Tensor read_npy(const std::string& path) {
     try {
         const auto descr = npy_descr(path);
-        if (descr == "<f8") return load_as_tensor<double>(path);
-        if (descr.empty() || descr == "<f4") return load_as_tensor<float>(path);  // no descr: xtensor says why
-        throw FormatError(
-            fmt::format("{} holds {} values, expected float32 ('<f4') or float64 ('<f8')", path, dtype_name(descr)));
+        // By the file's declared dtype; Session::run then checks the values against the model's.
+        if (descr == "<f8") return load_as_tensor<double, float>(path);
+        if (descr.empty() || descr == "<f4") return load_as_tensor<float, float>(path);  // no descr: xtensor says why
+        if (descr == "<i8") return load_as_tensor<std::int64_t, std::int64_t>(path);
+        if (descr == "<i4") return load_as_tensor<std::int32_t, std::int32_t>(path);
+        if (descr == "<u2") return load_as_tensor<std::uint16_t, std::uint16_t>(path);
+        if (descr == "|u1") return load_as_tensor<std::uint8_t, std::uint8_t>(path);
+        if (descr == "|i1") return load_as_tensor<std::int8_t, std::int8_t>(path);
+        if (descr == "|b1") return load_as_tensor<bool, bool>(path);
+        throw FormatError(fmt::format("{} holds {} values, expected float32 ('<f4'), float64 ('<f8'), int64 ('<i8'), int32 "
+                                      "('<i4'), uint16 ('<u2'), uint8 ('|u1'), int8 ('|i1') or bool ('|b1')",
+                                      path, dtype_name(descr)));
     } catch (const Error&) {
         throw;
     } catch (const std::exception& e) {
@@ -75,7 +99,7 @@ Tensor read_npy(const std::string& path) {
 
 std::string npy_bytes(const Tensor& t) {
     std::vector<std::size_t> shape(t.shape().begin(), t.shape().end());
-    return xt::dump_npy(xt::adapt(t.data(), t.size(), xt::no_ownership(), shape));
+    return with_elements(t, [&](const auto* p) { return xt::dump_npy(xt::adapt(p, t.size(), xt::no_ownership(), shape)); });
 }
 
 void write_files_atomically(const std::vector<FileContent>& files) {

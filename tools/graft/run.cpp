@@ -65,16 +65,6 @@ void check_shape(const std::string& name, const std::string& file, const Shape& 
             fmt::format("input '{}' from {} has shape {}, expected {}", name, file, shape_str(got), shape_str(want)));
 }
 
-std::vector<Tensor> read_inputs(const Model& m, const std::vector<std::string>& args) {
-    auto files = bind_files(m, args);
-    std::vector<Tensor> inputs;
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        inputs.push_back(read_npy(files[i]));
-        check_shape(m.input_name(i), files[i], inputs.back().shape(), m.input_shape(i));
-    }
-    return inputs;
-}
-
 /// The file name for an output; the name comes from the model file, so it must not be a path.
 std::string output_file_name(const std::string& name) {
     if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos)
@@ -101,8 +91,10 @@ void print_output(const std::string& name, const Tensor& t) {
     fmt::print("{} {}\n", name, shape_str(t.shape()));
     const std::size_t rows = t.shape().empty() ? 1 : static_cast<std::size_t>(t.shape().front());
     const std::size_t width = rows ? t.size() / rows : 0;
+    std::vector<float> values(t.size());  // any dtype, printed as numbers
+    for (std::size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(t.at_double(k));
     for (std::size_t r = 0; r < std::min(rows, kPrintRows); ++r) {
-        const float* row = t.data() + r * width;
+        const float* row = values.data() + r * width;
         const std::size_t shown = std::min(width, kPrintValues);
         fmt::print("  [{}] {:.6g}{}\n", r, fmt::join(row, row + shown, " "), shown < width ? " ..." : "");
         if (t.shape().size() != 2 || width < 2) continue;
@@ -135,7 +127,21 @@ void run(const RunOptions& o) {
         throw Error(fmt::format("--output needs a single-output model, but {} has {} outputs; use --output-dir",
                                 o.model.path, model.num_outputs()));
 
-    const auto outputs = model.run(read_inputs(model, o.inputs));
+    const auto files = bind_files(model, o.inputs);
+    std::vector<Tensor> inputs;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        inputs.push_back(read_npy(files[i]));
+        check_shape(model.input_name(i), files[i], inputs.back().shape(), model.input_shape(i));
+    }
+    std::vector<Tensor> outputs;
+    try {
+        outputs = model.run(inputs);
+    } catch (const DTypeError& e) {  // name the file the refused values came from
+        const std::string msg = e.what();
+        for (std::size_t i = 0; i < files.size(); ++i)
+            if (msg.rfind("input '" + model.input_name(i) + "'", 0) == 0) throw DTypeError(files[i] + ": " + msg);
+        throw;
+    }
     if (!o.output.empty() || !o.output_dir.empty()) write_outputs(model, outputs, o);
     if (o.print)
         for (std::size_t i = 0; i < outputs.size(); ++i) print_output(model.output_name(i), outputs[i]);

@@ -175,9 +175,8 @@ void Generator::prepare(Graph graph) {
         v->set_type(v->order(), s);
     }
     infer_shapes(graph, reg_);
+    check_dtypes(graph, reg_);
     for (const Variable* v : graph.variables()) {
-        if (v->dtype() != DType::float32)
-            throw UnsupportedError("cpp backend: variable " + v->describe() + " is " + name_of(v->dtype()) + ", only float32 is supported");
         if (v->numel() < 0) throw ShapeError("cpp backend: variable " + v->describe() + " has no fixed size");
     }
     // Every op needs an emitter: name all the missing ones at once, before anything is written.

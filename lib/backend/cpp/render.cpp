@@ -70,12 +70,13 @@ std::string Generator::header_text(const Io& io) const {
     w.line("// Batch size: {}, fixed when this code was generated (graft convert --batch N). Every input and", options_.batch);
     w.line("// output below has that batch; for other batch sizes generate again.");
     w.line("//");
-    w.line("// Inputs (float32, row-major, in the memory order shown):");
+    w.line("// Inputs (float arrays, row-major, in the memory order shown; an input of another dtype takes");
+    w.line("// its values as floats, exact integers up to 2^24 in magnitude, bool as 0 and 1):");
     for (std::size_t i = 0; i < ins.size(); ++i)
-        w.line("//   {} {} {}", io.in_params[i], dims(ins[i]->shape()), ins[i]->order().str());
+        w.line("//   {} {} {} {}", io.in_params[i], dims(ins[i]->shape()), ins[i]->order().str(), name_of(ins[i]->dtype()));
     w.line("// Outputs:");
     for (std::size_t i = 0; i < outs.size(); ++i)
-        w.line("//   {} {} {}", io.out_params[i], dims(outs[i]->shape()), outs[i]->order().str());
+        w.line("//   {} {} {} {}", io.out_params[i], dims(outs[i]->shape()), outs[i]->order().str(), name_of(outs[i]->dtype()));
     w.line("//");
     w.line("// Usage:");
     w.line("//   #include \"{}\"", file);

@@ -219,7 +219,8 @@ Graph read(const std::string& dir, const Registry& reg) {
         const std::string where = "variable '" + name + "'";
         const DType dtype = [&] {
             try {
-                return dtype_from_name(r.str(vj, "dtype", where));
+                // Descriptors before graft 0.2 may leave it out: every value was float32.
+                return vj.IsObject() && !vj.HasMember("dtype") ? DType::float32 : dtype_from_name(r.str(vj, "dtype", where));
             } catch (const FormatError& e) {
                 r.fail(where, e.what());
             }

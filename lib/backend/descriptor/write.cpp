@@ -180,6 +180,7 @@ std::string graph_json(const Graph& g, const Registry& reg, const std::map<const
         put_objects(w, inputs ? "inputs" : "outputs", inputs ? g.inputs() : g.outputs(), [&](const Variable* v) {
             field(w, "name", inputs ? g.input_name(i) : g.output_name(i));
             field(w, "variable", v->name());
+            field(w, "dtype", name_of(v->dtype()));  // also in "variables": here for a reader's convenience
             ++i;
         });
     }

@@ -219,14 +219,24 @@ CheckReport convert_collecting(const std::string& path, const Registry& registry
     std::vector<Value> inputs;
     std::vector<std::string> input_names;
     for (const auto& in : spec.inputs) {
-        // Integer inputs (token indices for an Embedding) are fed as float32 values: exact up to 2^24.
-        if (in.dtype != "float32" && in.dtype != "int32" && in.dtype != "int64")
+        // An integer or bool input keeps its dtype (the host passes it so); a Cast to float32 at
+        // entry gives every layer float32 values, exact up to 2^24 (Embedding indices among them).
+        DType dtype = DType::float32;
+        try {
+            dtype = dtype_from_name(in.dtype);
+        } catch (const FormatError&) {
             throw UnsupportedError(path + ": input '" + in.name + "' has dtype " + in.dtype +
-                                   ", graft runs float32 inputs (int32/int64 inputs are fed as float32 values)");
+                                   "; graft's inputs are float32, int32, int64, uint8, uint16, int8 or bool");
+        }
         Order o = positional_order(in.shape.size());
-        Variable* v = g.add_variable(g.unique_name(in.name), DType::float32, o, in.shape);
+        Variable* v = g.add_variable(g.unique_name(in.name), dtype, o, in.shape);
         g.add_input(v);
         input_names.push_back(in.name);
+        if (dtype != DType::float32) {
+            Attributes a;
+            a.set("to", std::string("float32"));
+            v = add_op(g, registry, ops::kCast, g.unique_name(in.name + "/cast"), {{"x", v}}, std::move(a))->output("y");
+        }
         inputs.push_back(Value{v, o});
     }
     auto outputs = walker.run(spec, inputs, WeightSource{&file, nullptr}, "");
