@@ -39,6 +39,14 @@ double binary_ref(const std::string& op, bool fmod, double a, double b) {
         const double r = a - b * std::trunc(a / b);  // C's fmod: the dividend's sign
         return fmod || r == 0 || (r < 0) == (b < 0) ? r : r + b;
     }
+    if (op == "equal") return a == b;
+    if (op == "less") return a < b;
+    if (op == "greater") return a > b;
+    if (op == "less_equal") return a <= b;
+    if (op == "greater_equal") return a >= b;
+    if (op == "and") return a != 0 && b != 0;
+    if (op == "or") return a != 0 || b != 0;
+    if (op == "xor") return (a != 0) != (b != 0);
     throw std::runtime_error("no reference for binary op " + op);
 }
 
@@ -288,6 +296,13 @@ std::vector<Example> broadcast_examples() {
     for (bool fmod : {false, true})
         v.push_back(binary("divisors of both signs", "mod", input("", OrderNTC, {2, 3, 4}, 48, false, -5.f, 5.f),
                            constant("", OrderC, {4}, {1.5f, -0.7f, 2.3f, -1.9f}), OrderNTC, {2, 3, 4}, fmod));
+    // Comparisons and logic (1 / 0): small integers so that equal values occur, b broadcast over T.
+    for (const char* op : {"equal", "less", "greater", "less_equal", "greater_equal", "and", "or", "xor"}) {
+        Operand a = input("", OrderNTC, {2, 3, 4}, 56), b = input("", OrderNC, {2, 4}, 57);
+        for (auto* o : {&a, &b})
+            for (auto& x : o->data) x = std::round(x);  // -2 .. 2
+        v.push_back(binary("integers, b lacks T", op, a, b, OrderNTC, {2, 3, 4}));
+    }
     v.push_back(expand("an axis of size 1", input("", OrderNTC, {2, 1, 4}, 49), OrderNTC, {2, 3, 4}));
     v.push_back(expand("x lacks axes, y in another order", input("", OrderC, {4}, 50), graft::Order{Axis::T, Axis::N, Axis::C}, {3, 2, 4}));
     v.push_back(expand("one value", input("", OrderC, {1}, 55), OrderNC, {2, 3}));

@@ -3,8 +3,9 @@
 
 Usage: run_node_tests.py GRAFT SHARED_DIR EXPECTED_FILE [--all]
 
-Selects the cases whose inputs and outputs are all float32 and whose references are neither NaN nor
-random (the set ONNX Runtime 1.30 passes 389 of 396), runs them through shared/tools/check_cases.py
+Selects the cases whose inputs and outputs are float32, int64, int32, int8, uint8, uint16 or bool (the
+dtypes graft's inputs take) and whose references are neither NaN nor random, and counts the float32-only
+ones apart (the set ONNX Runtime 1.30 passes 389 of 396); runs them through shared/tools/check_cases.py
 (the CLI contract: `graft run MODEL --input ... --output-dir ...`), prints the pass count per op and
 in total, and fails if a case listed in EXPECTED_FILE does not pass, so a regression cannot hide in
 a count. A case that passes and is not listed is reported, to be added. With --all, every case of
@@ -30,8 +31,9 @@ def main():
     if run_all:
         cases = sorted(manifests)
     else:
+        taken = {'float32', 'int64', 'int32', 'int8', 'uint8', 'uint16', 'bool'}
         cases = sorted(c for c, m in manifests.items()
-                       if m['dtypes'] == ['float32'] and not m['ref_has_nan'] and not m['ref_random'])
+                       if set(m['dtypes']) <= taken and not m['ref_has_nan'] and not m['ref_random'])
     r = subprocess.run(['/usr/bin/python3', checker, graft, '--data', corpus] + cases,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=3000)
     status = {}
@@ -51,7 +53,10 @@ def main():
         p, n = per_op[key]
         print('%-40s %d/%d' % (key, p, n))
     passed = sum(1 for c in cases if status.get(c, ('ERROR',))[0] == 'PASS')
-    print('ONNX node tests (%s): %d of %d cases pass' % ('all' if run_all else 'float32', passed, len(cases)))
+    if not run_all:
+        f32 = [c for c in cases if manifests[c]['dtypes'] == ['float32']]
+        print('ONNX node tests (float32): %d of %d cases pass' % (sum(1 for c in f32 if status.get(c, ('ERROR',))[0] == 'PASS'), len(f32)))
+    print('ONNX node tests (%s): %d of %d cases pass' % ('all' if run_all else 'float32 and integer/bool', passed, len(cases)))
     if run_all:
         return 0
     expected = []

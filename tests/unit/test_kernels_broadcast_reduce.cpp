@@ -110,6 +110,7 @@ TEST_CASE("graft_rt::binary: random shapes, broadcasts and layouts", "[kernels][
                 case BinaryOp::min: want = std::min(u, v); break;
                 case BinaryOp::mod:
                 case BinaryOp::fmod: want = std::fmod(u, v); break;  // both positive here
+                default: FAIL("an op outside the nine drawn");  // comparisons: the conformance examples
             }
             INFO("trial " << trial << " op " << graft_rt::binary_name(op) << " rank " << rank << " at " << k);
             REQUIRE(y[static_cast<std::size_t>(k)] == Approx(want).epsilon(1e-5));

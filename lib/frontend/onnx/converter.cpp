@@ -8,6 +8,7 @@
 // are listed as unchecked, and convert() throws one UnsupportedError naming them all. Exporter
 // patterns (decomposed LayerNorm, GELU, SiLU, Hardswish) are fused back first (patterns.hpp).
 #include <map>
+#include <optional>
 #include <set>
 
 #include "frontend/findings.hpp"
@@ -26,6 +27,28 @@ std::string advice(const std::string& key, const std::string& domain) {
     return std::string("no converter is registered for ONNX op '") + key + "'" +
            (standard ? "; graft does not support this op yet (the README lists the supported ops)" : "") +
            "; a plugin can register one: add_converter(\"onnx\", \"" + key + "\", ...), loaded with --plugin PATH or GRAFT_PLUGIN_PATH";
+}
+
+/// graft's dtype for an ONNX element type, if graft takes it as an input (double and float16
+/// inputs are not taken).
+std::optional<DType> dtype_of_onnx(int et) {
+    using P = ::onnx::TensorProto;
+    switch (et) {
+        case P::FLOAT: return DType::float32;
+        case P::INT64: return DType::int64;
+        case P::INT32: return DType::int32;
+        case P::INT8: return DType::int8;
+        case P::UINT8: return DType::uint8;
+        case P::UINT16: return DType::uint16;
+        case P::BOOL: return DType::boolean;
+        default: return std::nullopt;
+    }
+}
+
+Attributes cast_to(DType t) {
+    Attributes a;
+    a.set("to", std::string(name_of(t)));
+    return a;
 }
 
 class Converter {
@@ -60,8 +83,10 @@ private:
         if (!vi.type().has_tensor_type()) throw UnsupportedError(where + " is not a tensor (sequences, maps and optionals are not supported)");
         const auto& tt = vi.type().tensor_type();
         const int et = tt.elem_type();
-        if (et != ::onnx::TensorProto::FLOAT)
-            throw UnsupportedError(where + " has element type " + onnx_type_name(et) + "; graft's inputs are float32 for now");
+        const auto dtype = dtype_of_onnx(et);
+        if (!dtype)
+            throw UnsupportedError(where + " has element type " + onnx_type_name(et) +
+                                   "; graft's inputs are float, int64, int32, int8, uint8, uint16 or bool");
         if (!tt.has_shape()) throw UnsupportedError(where + " has no shape; graft needs the rank and the sizes but the batch");
         Shape shape;
         for (int d = 0; d < tt.shape().dim_size(); ++d) {
@@ -77,10 +102,14 @@ private:
             }
         }
         const Order o = positional_order(shape.size());
-        Variable* v = g_.add_variable(g_.unique_name(vi.name()), DType::float32, o, shape);
+        Variable* v = g_.add_variable(g_.unique_name(vi.name()), *dtype, o, shape);
         g_.add_input(v);
         input_names_.push_back(vi.name());
         Slot s;
+        if (*dtype != DType::float32) {  // held as exact float32 values from here on (graft/ir/dtype.hpp)
+            s.integer = true;
+            v = add_op(g_, registry_, ops::kCast, g_.unique_name(vi.name() + "/cast"), {{"x", v}}, cast_to(DType::float32))->output("y");
+        }
         s.value = Value{v, o};
         slots_.emplace(vi.name(), std::move(s));
     }
@@ -156,6 +185,10 @@ private:
                 a.set("order", v.logical);
                 v.var = add_op(g_, registry_, ops::kTranspose, g_.unique_name(vo.name() + "/output"), {{"x", v.var}}, std::move(a))->output("y");
             }
+            // An integer or bool output leaves as that dtype: a Cast of its exact float32 values.
+            const auto dtype = vo.type().has_tensor_type() ? dtype_of_onnx(vo.type().tensor_type().elem_type()) : std::nullopt;
+            if (dtype && *dtype != DType::float32 && it->second.integer)
+                v.var = add_op(g_, registry_, ops::kCast, g_.unique_name(vo.name() + "/cast"), {{"x", v.var}}, cast_to(*dtype))->output("y");
             g_.add_output(v.var);
             names.push_back(vo.name());
         }

@@ -21,12 +21,15 @@ BinaryAttrs BinaryAttrs::parse(const Operator& op) {
     BinaryAttrs a;
     a.order = op.attrs().get_order("order", op.describe());
     for (BinaryOp b : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div, BinaryOp::pow, BinaryOp::max, BinaryOp::min,
-                       BinaryOp::mod})
+                       BinaryOp::mod, BinaryOp::equal, BinaryOp::less, BinaryOp::greater, BinaryOp::less_equal,
+                       BinaryOp::greater_equal, BinaryOp::and_, BinaryOp::or_, BinaryOp::xor_})
         if (k == graft_rt::binary_name(b)) {
             a.op = b == BinaryOp::mod && op.attr_or<bool>("fmod", false) ? BinaryOp::fmod : b;
             return a;
         }
-    throw UnsupportedError(op.describe() + ": binary op '" + k + "' (expected add, sub, mul, div, pow, max, min or mod)");
+    throw UnsupportedError(op.describe() + ": binary op '" + k +
+                           "' (expected add, sub, mul, div, pow, max, min, mod, equal, less, greater, less_equal, greater_equal, "
+                           "and, or or xor)");
 }
 
 namespace {
@@ -151,7 +154,9 @@ void emit_binary(cpp::EmitContext& ctx) {
     ctx.constant_list("shape", g.shape, "y " + attrs.order.str() + ", axes of size 1 left out");
     ctx.constant_list("a_strides", g.a_strides, "a " + op.input("a")->order().str() + ", 0: broadcast");
     ctx.constant_list("b_strides", g.b_strides, "b " + op.input("b")->order().str() + ", 0: broadcast");
-    ctx.line("graft_rt::binary(graft_rt::BinaryOp::{}, {}, {}, {}, shape, a_strides, b_strides, {});", graft_rt::binary_name(attrs.op),
+    const std::string name = graft_rt::binary_name(attrs.op);
+    const bool keyword = name == "and" || name == "or" || name == "xor";  // the enumerators are and_, or_, xor_
+    ctx.line("graft_rt::binary(graft_rt::BinaryOp::{}, {}, {}, {}, shape, a_strides, b_strides, {});", keyword ? name + "_" : name,
              ctx.input("a"), ctx.input("b"), ctx.output("y"), g.shape.size());
 }
 
@@ -242,6 +247,7 @@ void register_broadcast(Registry& r) {
     OpDef(kExpand, {"x", "like?"}, infer_expand,
           "y = x broadcast to attr shape (numpy's broadcast_to) in attr order; a dynamic entry of shape is input like's size "
           "along attr like_axis (like is read for its size only); any memory order of x")
+        .integer_inputs({"like"})
         .add(r, build_expand, emit_expand);
 }
 

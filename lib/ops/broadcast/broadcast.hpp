@@ -1,6 +1,7 @@
 // The broadcast family: elementwise ops whose inputs may lack axes of the output or have them
 // once (numpy broadcasting over named axes), in any memory order.
-//   Binary   a, b   attrs op (add | sub | mul | div | pow | max | min | mod), fmod (bool, default
+//   Binary   a, b   attrs op (add | sub | mul | div | pow | max | min | mod | equal | less | greater |
+//                   less_equal | greater_equal | and | or | xor: the last eight give 1 or 0), fmod (bool, default
 //                   false: mod has the divisor's sign as in Python; true: C's fmod, the
 //                   dividend's) and order (y's order). y's axes are exactly `order`'s; a's and b's
 //                   axes are a subset of them, and along every axis each input either lacks it,

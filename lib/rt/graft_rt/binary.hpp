@@ -15,7 +15,8 @@ namespace graft_rt {
 constexpr int binary_max_rank = 8;
 
 /// The operation: mod is Python's (the result has the divisor's sign), fmod C's (the dividend's).
-enum class BinaryOp : int { add, sub, mul, div, pow, max, min, mod, fmod };
+/// Comparisons and logic give 1 or 0 (bool values held as floats); logic counts a value != 0 as true.
+enum class BinaryOp : int { add, sub, mul, div, pow, max, min, mod, fmod, equal, less, greater, less_equal, greater_equal, and_, or_, xor_ };
 
 /// The name of an operation in graft's IR ("add"; fmod is "mod" with the attribute fmod), or null.
 inline const char* binary_name(BinaryOp op) {
@@ -29,6 +30,14 @@ inline const char* binary_name(BinaryOp op) {
         case BinaryOp::min: return "min";
         case BinaryOp::mod: return "mod";
         case BinaryOp::fmod: return "fmod";
+        case BinaryOp::equal: return "equal";
+        case BinaryOp::less: return "less";
+        case BinaryOp::greater: return "greater";
+        case BinaryOp::less_equal: return "less_equal";
+        case BinaryOp::greater_equal: return "greater_equal";
+        case BinaryOp::and_: return "and";
+        case BinaryOp::or_: return "or";
+        case BinaryOp::xor_: return "xor";
     }
     return nullptr;
 }
@@ -110,6 +119,14 @@ inline void binary(BinaryOp op, const float* a, const float* b, float* y, const 
         case BinaryOp::min: binary_walk([](float u, float v) { return v < u ? v : u; }, a, b, y, d, sa, sb, q); return;
         case BinaryOp::mod: binary_walk([](float u, float v) { return python_mod(u, v); }, a, b, y, d, sa, sb, q); return;
         case BinaryOp::fmod: binary_walk([](float u, float v) { return std::fmod(u, v); }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::equal: binary_walk([](float u, float v) { return u == v ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::less: binary_walk([](float u, float v) { return u < v ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::greater: binary_walk([](float u, float v) { return u > v ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::less_equal: binary_walk([](float u, float v) { return u <= v ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::greater_equal: binary_walk([](float u, float v) { return u >= v ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::and_: binary_walk([](float u, float v) { return u != 0.f && v != 0.f ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::or_: binary_walk([](float u, float v) { return u != 0.f || v != 0.f ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
+        case BinaryOp::xor_: binary_walk([](float u, float v) { return (u != 0.f) != (v != 0.f) ? 1.f : 0.f; }, a, b, y, d, sa, sb, q); return;
     }
 }
 

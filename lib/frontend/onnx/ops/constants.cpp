@@ -1,5 +1,6 @@
 // Values known while converting: Constant, Shape, Size, ConstantOfShape, Range, Cast, Gather,
-// Equal / Less / Greater / Not / Where and Expand on known values. They are what exporters emit
+// Equal / Less / Greater / Not / Where and Expand on known values (Cast, Gather, the comparisons,
+// And / Or / Xor / Not and Where also on runtime values: graft's Cast, Gather, Binary and Where). They are what exporters emit
 // for shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape); computing them now
 // leaves no shape op in the graph graft runs. Gather and Cast also take runtime values where
 // graft has an op for them, and Expand and ConstantOfShape give runtime values (graft's Expand)
@@ -173,15 +174,46 @@ void cast(NodeContext& ctx) {
         }
         return ctx.set_known_output(0, std::move(r));
     }
-    if (!to_float) ctx.fail_unsupported("a Cast to " + onnx_type_name(static_cast<int>(to)) + " of a value computed when the model runs");
     const Value& x = ctx.input(0);
-    ctx.set_outputs({emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical)});  // float32 stays float32
+    if (to_float) return ctx.set_outputs({emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical)});  // float32 stays float32
+    // To an integer or bool type: graft's Cast rounds the values (truncation, x != 0), and a
+    // second Cast gives them back as the float32 values the graph holds (graft/ir/dtype.hpp).
+    const char* target = to == P::BOOL ? "bool" : to == P::INT32 ? "int32" : to == P::INT8 ? "int8" : to == P::UINT8 ? "uint8"
+                         : to == P::UINT16 ? "uint16" : to == P::INT64 ? "int64" : nullptr;
+    if (!target) ctx.fail_unsupported("a Cast to " + onnx_type_name(static_cast<int>(to)) + " of a value computed when the model runs");
+    Attributes a, f;
+    a.set("to", std::string(target));
+    f.set("to", std::string("float32"));
+    const Value t = emit(ctx, ops::kCast, {{"x", x.var}}, std::move(a), x.logical, "round");
+    const Value y = emit(ctx, ops::kCast, {{"x", t.var}}, std::move(f), x.logical);
+    ctx.set_output(0, y.var, y.logical, true);
+}
+
+/// ONNX Gather as graft's Gather op (runtime indices, or several known ones from a runtime value):
+/// x relabeled so that its axes before `axis` and after it carry the output's positional names and
+/// the gathered one a name of its own, the indices relabeled to the output's names at `axis`.
+void gather_op(NodeContext& ctx, std::size_t axis) {
+    const Value& x = ctx.input(0);
+    const Value& idx = ctx.input(1);
+    const std::size_t r = x.logical.ndim(), q = idx.logical.ndim();
+    const Order out = positional_order(r - 1 + q);
+    std::vector<Axis> xn, in;
+    for (std::size_t i = 0; i < r; ++i) xn.push_back(i < axis ? out[i] : i == axis ? Axis("gathered") : out[i - 1 + q]);
+    for (std::size_t j = 0; j < q; ++j) in.push_back(out[axis + j]);
+    Attributes a;
+    a.set("axis", Axis("gathered"));
+    const Value y = emit(ctx, ops::kGather, {{"x", ctx.relabel(x, Order(xn)).var}, {"indices", ctx.relabel(idx, Order(in)).var}},
+                         std::move(a), out);
+    ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
 }
 
 void gather(NodeContext& ctx) {
     expect_inputs(ctx, 2, 2);
     const HostTensor* idx = ctx.known(1);
-    if (!idx) ctx.fail_unsupported("indices computed when the model runs");
+    if (!idx) {  // runtime indices (token ids into an embedding table, ...)
+        const std::size_t rank = ctx.known(0) ? ctx.known(0)->shape.size() : ctx.input(0).logical.ndim();
+        return gather_op(ctx, axis_index(ctx, ctx.config().get_int("axis", 0), rank));
+    }
     if (const HostTensor* t = ctx.known(0)) {
         const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", 0), t->shape.size());
         return ctx.set_known_output(0, host_gather(*t, *idx, axis, ctx.where()));
@@ -190,7 +222,7 @@ void gather(NodeContext& ctx) {
     const Value& x = ctx.input(0);
     const Shape s = logical_shape(x);
     const std::size_t axis = axis_index(ctx, ctx.config().get_int("axis", 0), s.size());
-    if (idx->numel() != 1) ctx.fail_unsupported("gathering " + std::to_string(idx->numel()) + " indices from a value computed when the model runs");
+    if (idx->numel() != 1) return gather_op(ctx, axis);
     const i64 len = s[axis];
     i64 i = idx->ints(ctx.where() + ": indices")[0];
     if (len == kDynamic) ctx.fail_unsupported("gathering along the dynamic batch dimension");
@@ -205,28 +237,58 @@ void gather(NodeContext& ctx) {
     ctx.set_outputs({reshape(ctx, y, out, "drop")});
 }
 
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor: computed now on known values,
+/// else graft's Binary op (1 / 0: bool values).
 void compare(NodeContext& ctx) {
     expect_inputs(ctx, 2, 2);
+    if (!ctx.has_input(1)) ctx.fail_format("input 1 is missing");
     const HostTensor *a = ctx.known(0), *b = ctx.known(1);
-    if (!a || !b) ctx.fail_unsupported("a comparison of values computed when the model runs");
-    ctx.set_known_output(0, host_binary(ctx.node().op_type(), *a, *b, ctx.where()));
+    const std::string& op = ctx.node().op_type();
+    const bool host = op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+    if (a && b && host) return ctx.set_known_output(0, host_binary(op, *a, *b, ctx.where()));
+    const Value y = binary(ctx, op, ctx.input(0), ctx.input(1), "");
+    ctx.set_output(0, y.var, y.logical, true);
 }
 
 void not_(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
-    const HostTensor* a = ctx.known(0);
-    if (!a) ctx.fail_unsupported("Not of a value computed when the model runs");
-    HostTensor r = *a;
-    r.kind = HostTensor::Kind::boolean;
-    for (auto& v : r.i) v = !v;
-    ctx.set_known_output(0, std::move(r));
+    if (const HostTensor* a = ctx.known(0)) {
+        HostTensor r = *a;
+        r.kind = HostTensor::Kind::boolean;
+        for (auto& v : r.i) v = !v;
+        return ctx.set_known_output(0, std::move(r));
+    }
+    const Value y = binary(ctx, "Equal", ctx.input(0), scalar(ctx, 0.f, "false"), "");
+    ctx.set_output(0, y.var, y.logical, true);
+}
+
+/// `v` (dimensions `dims`) broadcast to `to` (ONNX's rule): relabeled when it has them already,
+/// else graft's Expand.
+Value broadcast_value(NodeContext& ctx, const Value& v, const std::vector<SymInt>& dims, const std::vector<SymInt>& to) {
+    if (dims.size() == to.size() && std::equal(dims.begin(), dims.end(), to.begin())) return ctx.relabel(v, positional_order(to.size()));
+    return expand_to(ctx, v, dims, to);
 }
 
 void where(NodeContext& ctx) {
     expect_inputs(ctx, 3, 3);
     const HostTensor *c = ctx.known(0), *x = ctx.known(1), *y = ctx.known(2);
-    if (!c || !x || !y) ctx.fail_unsupported("Where on values computed when the model runs");
-    ctx.set_known_output(0, host_where(*c, *x, *y, ctx.where()));
+    if (c && x && y) return ctx.set_known_output(0, host_where(*c, *x, *y, ctx.where()));
+    // Runtime values: the three broadcast to one shape, then graft's Where.
+    std::vector<std::vector<SymInt>> dims;
+    std::size_t rank = 0;
+    for (std::size_t i = 0; i < 3; ++i) dims.push_back(ctx.dims(i)), rank = std::max(rank, dims.back().size());
+    std::vector<SymInt> out(rank, SymInt{1, 0});
+    for (const auto& d : dims)
+        for (std::size_t k = 0; k < d.size(); ++k) {
+            SymInt& o = out[rank - d.size() + k];
+            if (o == SymInt{1, 0}) o = d[k];
+            else if (!(d[k] == SymInt{1, 0}) && !(d[k] == o)) ctx.fail_shape("inputs do not broadcast: " + o.str() + " and " + d[k].str());
+        }
+    NamedVars ins;
+    const char* ports[] = {"c", "a", "b"};
+    for (std::size_t i = 0; i < 3; ++i) ins.emplace_back(ports[i], broadcast_value(ctx, ctx.input(i), dims[i], out).var);
+    const Value r = emit(ctx, ops::kWhere, std::move(ins), {}, positional_order(rank));
+    ctx.set_output(0, r.var, r.logical, ctx.is_integer(1) && ctx.is_integer(2));
 }
 
 void expand(NodeContext& ctx) {
@@ -257,7 +319,7 @@ void register_constants(Registry& r) {
     add(r, "Range", range);
     add(r, "Cast", cast);
     add(r, "Gather", gather);
-    for (const char* op : {"Equal", "Less", "Greater"}) add(r, op, compare);
+    for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}) add(r, op, compare);
     add(r, "Not", not_);
     add(r, "Where", where);
     add(r, "Expand", expand);

@@ -1,5 +1,6 @@
-// ONNX's broadcasting binary ops (Add, Sub, Mul, Div, Pow, Max, Min, Mod) and the variadic Sum,
-// Mean, Max, Min. Known operands are computed now (shape arithmetic). Operands of one shape and
+// ONNX's broadcasting binary ops (Add, Sub, Mul, Div, Pow, Max, Min, Mod; the comparisons Equal,
+// Less, Greater, LessOrEqual, GreaterOrEqual and the logic And, Or, Xor, Not on runtime values, which
+// give 1 / 0 as bool values) and the variadic Sum, Mean, Max, Min. Known operands are computed now (shape arithmetic). Operands of one shape and
 // layout become graft's Merge (which the optimizer fuses); anything else the broadcasting Binary
 // op, after each operand is aligned to the result's dimensions from the right (numpy's rule).
 #include <algorithm>
@@ -24,6 +25,8 @@ const char* merge_op(const std::string& onnx) {
 
 /// The Binary op's name for an ONNX binary op.
 std::string binary_op(const std::string& onnx) {
+    if (onnx == "LessOrEqual") return "less_equal";
+    if (onnx == "GreaterOrEqual") return "greater_equal";
     std::string s = onnx == "Sum" ? "add" : onnx;
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
@@ -71,7 +74,16 @@ void binary_node(NodeContext& ctx) {
     if (ctx.opset() < 7 && ctx.config().has("broadcast")) ctx.fail_unsupported("legacy broadcast attribute (opset < 7)");
     const HostTensor *ka = ctx.known(0), *kb = ctx.known(1);
     if (ka && kb) return ctx.set_known_output(0, host_binary(op, *ka, *kb, ctx.where()));
-    ctx.set_outputs({binary(ctx, op, ctx.input(0), ctx.input(1), "")});
+    const bool integer = ctx.is_integer(0) && ctx.is_integer(1);
+    Value y = binary(ctx, op, ctx.input(0), ctx.input(1), "");
+    if (integer && op == "Div") {  // integer division truncates: graft's Cast to int64 and back to float32 values
+        Attributes to_int, to_float;
+        to_int.set("to", std::string("int64"));
+        to_float.set("to", std::string("float32"));
+        y = emit(ctx, ops::kCast, {{"x", y.var}}, std::move(to_int), y.logical, "trunc");
+        y = emit(ctx, ops::kCast, {{"x", y.var}}, std::move(to_float), y.logical, "values");
+    }
+    ctx.set_output(0, y.var, y.logical, integer);
 }
 
 /// Sum, Mean, Max, Min of one or more inputs.

@@ -9,7 +9,7 @@
 // inputs) by crops, concats and a transpose in the graph. X ([T, N, I], layout 1: [N, T, I]) is
 // read as NTC by renaming its axes; the reverse direction is go_backwards, its sequence reversed
 // back into time order; bidirectional runs both and stacks their outputs along the direction
-// axis. initial_h / initial_c are the ops' h0 / c0; a known sequence_lens shorter than T somewhere
+// axis. initial_h / initial_c are the ops' h0 / c0; a sequence_lens (known, or a model input) shorter than T somewhere
 // is the ops' mask (a step past a length keeps the states and outputs zeros, as ONNX's).
 #include <algorithm>
 #include <cctype>
@@ -226,13 +226,26 @@ bool all_zero(const Part& p) {
     return p.known && std::all_of(p.data.begin(), p.data.end(), [](float v) { return v == 0.f; });
 }
 
-/// The mask [N, T] of a known sequence_lens (null when every length is T), the ops' zero_output_for_mask
+/// The mask [N, T] of sequence_lens (a known one: null when every length is T), the ops' zero_output_for_mask
 /// semantics being ONNX's for steps past a length.
 Variable* sequence_mask(NodeContext& ctx, i64 n, i64 t, bool initial_state) {
     if (!ctx.has_input(4)) return nullptr;
-    if (!ctx.known(4))
-        ctx.fail_unsupported("input 'sequence_lens' is computed when the model runs; graft needs the lengths known when "
-                             "converting (an initializer or a constant)");
+    if (!ctx.known(4)) {
+        // Lengths given when the model runs (a model input): mask[n, t] = t < lens[n], graft's Binary
+        // less of the steps 0..T-1 and the lengths. A length of 0 with an initial state is not
+        // checked then (graft's Y_h would be the initial state, ONNX Runtime's zeros).
+        const Value& lens = ctx.input(4);
+        if (lens.logical.ndim() != 1) ctx.fail_shape("sequence_lens has " + std::to_string(lens.logical.ndim()) + " dimensions, expected 1");
+        std::vector<float> steps(static_cast<std::size_t>(t));
+        for (i64 s = 0; s < t; ++s) steps[static_cast<std::size_t>(s)] = static_cast<float>(s);
+        Attributes a;
+        a.set("op", std::string("less"));
+        a.set("order", OrderNT);
+        return ctx.op(ops::kBinary, {{"a", ctx.constant(ctx.layer_name() + "/steps", Order{Axis::T}, {t}, std::move(steps))},
+                                     {"b", ctx.relabel(lens, Order{Axis::N}).var}},
+                      std::move(a), "mask")
+            ->output("y");
+    }
     const auto lens = ctx.known_ints(4, "sequence_lens");
     if (static_cast<i64>(lens.size()) != n && n != kDynamic)
         ctx.fail_shape("sequence_lens has " + std::to_string(lens.size()) + " entries, the batch is " + std::to_string(n));
