@@ -46,13 +46,11 @@ ThreadPool::~ThreadPool() {
     for (auto& t : threads_) t.join();
 }
 
-void ThreadPool::drain() {
-    const auto* fn = fn_;
-    const std::int64_t n = n_;
+void ThreadPool::drain(const std::function<void(std::int64_t)>& fn, std::int64_t n) {
     for (;;) {
         const std::int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
         if (i >= n) break;
-        (*fn)(i);
+        fn(i);
         done_.fetch_add(1, std::memory_order_acq_rel);
     }
 }
@@ -60,7 +58,7 @@ void ThreadPool::drain() {
 void ThreadPool::parallel_for(std::int64_t n, const std::function<void(std::int64_t)>& fn) {
     if (n <= 0) return;
     {
-        // The lock orders the publication of the loop against sleeping workers' checks.
+        // fn_ and n_ are read and written only under the lock (workers take a copy).
         std::lock_guard<std::mutex> lock(mutex_);
         fn_ = &fn;
         n_ = n;
@@ -69,11 +67,17 @@ void ThreadPool::parallel_for(std::int64_t n, const std::function<void(std::int6
         generation_.fetch_add(1, std::memory_order_release);
     }
     if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
-    drain();
+    drain(fn, n);
     while (done_.load(std::memory_order_acquire) < n) cpu_relax();
-    // Every index is done; workers that still hold fn_ will find next_ >= n and stop.
-    // Wait until no worker is inside drain() before fn goes out of scope: a worker reads
-    // fn_ only under the generation it saw, and leaves drain() before touching anything else.
+    {
+        // Withdraw the loop: a worker that wakes from now on finds no work. One that copied fn_
+        // before this counted itself busy under the lock, so the wait below sees it.
+        std::lock_guard<std::mutex> lock(mutex_);
+        fn_ = nullptr;
+        n_ = 0;
+    }
+    // No worker may still be inside drain() when fn goes out of scope or next_ is reset by the
+    // next loop (a late worker finds next_ >= n and leaves without calling fn).
     while (busy_.load(std::memory_order_acquire) > 0) cpu_relax();
 }
 
@@ -98,13 +102,17 @@ void ThreadPool::worker(int) {
             }
             g = generation_.load(std::memory_order_acquire);
         }
-        seen = g;
+        const std::function<void(std::int64_t)>* fn = nullptr;
+        std::int64_t n = 0;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (stop_) return;
-            busy_.fetch_add(1, std::memory_order_acq_rel);
+            seen = generation_.load(std::memory_order_relaxed);
+            fn = fn_, n = n_;
+            if (fn) busy_.fetch_add(1, std::memory_order_acq_rel);
         }
-        drain();
+        if (!fn) continue;  // the loop was over before this worker got to it
+        drain(*fn, n);
         busy_.fetch_sub(1, std::memory_order_acq_rel);
     }
 }

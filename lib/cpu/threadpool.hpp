@@ -37,12 +37,13 @@ public:
 
 private:
     void worker(int id);
-    void drain();
+    void drain(const std::function<void(std::int64_t)>& fn, std::int64_t n);
 
     int size_ = 1;
     std::vector<std::thread> threads_;
     std::mutex mutex_;
     std::condition_variable wake_;
+    // The current loop, published and withdrawn under mutex_; null between loops.
     const std::function<void(std::int64_t)>* fn_ = nullptr;
     std::int64_t n_ = 0;
     std::atomic<std::int64_t> next_{0};

@@ -1,0 +1,74 @@
+// One shared Model, many threads, a Session each with 2 intra-op threads: every run gives the
+// same bits, and the first matches the fixture's reference outputs (tfjs / numpy). Run it under
+// ThreadSanitizer with the `tsan` preset (README, "Sanitizers"): the intra-op pool's publication
+// of each parallel loop once raced (issue 17).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+using namespace graft_test;
+
+namespace {
+
+/// `t` with its rows (first dimension) repeated `k` times: enough work for the pool to split.
+graft::Tensor repeat_rows(const graft::Tensor& t, std::int64_t k) {
+    graft::Shape s = t.shape();
+    s[0] *= k;
+    std::vector<float> v;
+    for (std::int64_t i = 0; i < k; ++i) v.insert(v.end(), t.data(), t.data() + t.size());
+    return graft::Tensor(s, v.data(), v.size());
+}
+
+bool same_bits(const graft::Tensor& a, const graft::Tensor& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+void run_shared(const std::string& case_name, int threads, int runs) {
+    const fs::path dir = fixture(case_name);
+    graft::LoadOptions o;
+    o.threads = 2;
+    const auto model = graft::load((dir / "model.h5").string(), o);
+    constexpr std::int64_t kRepeat = 16;
+    std::map<std::string, graft::Tensor> in;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i)
+        in.emplace(model.input_name(i), repeat_rows(load_npy(dir / ("input_" + model.input_name(i) + ".npy")), kRepeat));
+
+    // The first run against the independent reference.
+    auto first = model.session().run(in);
+    for (std::size_t i = 0; i < model.num_outputs(); ++i) {
+        const auto& name = model.output_name(i);
+        const auto ref = repeat_rows(load_npy(dir / ("output_" + name + ".npy")), kRepeat);
+        const auto c = compare(first.at(name), ref, 1e-4, 1e-4);
+        INFO(case_name << " output " << name << " max err " << c.max_abs_err);
+        REQUIRE(c.ok());
+    }
+
+    std::vector<int> ok(static_cast<std::size_t>(threads), 0);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            auto session = model.session();
+            bool all = session.threads() == 2;  // no Catch2 assertions off the main thread
+            for (int k = 0; k < runs; ++k) {
+                const auto out = session.run(in);
+                for (const auto& [name, y] : first) all = all && same_bits(out.at(name), y);
+            }
+            ok[static_cast<std::size_t>(t)] = all;
+        });
+    for (auto& th : pool) th.join();
+    CHECK(ok == std::vector<int>(static_cast<std::size_t>(threads), 1));
+}
+
+}  // namespace
+
+TEST_CASE("concurrency: per-thread sessions with 2 intra-op threads give identical bits", "[concurrency]") {
+    SECTION("LSTM") { run_shared("rnn_lstm", 8, 20); }
+    SECTION("conv") { run_shared("conv2d_channels_last", 8, 20); }
+}
