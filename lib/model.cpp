@@ -16,6 +16,7 @@
 #include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
+#include "limits_check.hpp"
 
 namespace graft {
 
@@ -257,21 +258,28 @@ std::map<std::string, Tensor> Session::run(const std::map<std::string, Tensor>& 
     return named;
 }
 
+Graph load_graph(const std::string& path, const LoadOptions& options) {
+    const Registry& reg = options.registry ? *options.registry : default_registry();
+    check_file_size(path, options.limits);
+    if (!options.weights_path.empty()) check_file_size(options.weights_path, options.limits);
+    Graph g;
+    if (descriptor::is_descriptor(path)) {
+        g = descriptor::read(path, reg);
+    } else if (onnx::is_onnx_path(path)) {
+        g = onnx::convert(path, reg);
+    } else {
+        keras::Options ko;
+        ko.weights_path = options.weights_path;
+        ko.limits = options.limits;
+        g = keras::convert(path, reg, ko);
+    }
+    check_graph_limits(g, options.limits, path);
+    return g;
+}
+
 Model load(const std::string& path, const LoadOptions& options) {
     const Registry& reg = options.registry ? *options.registry : default_registry();
-    if (descriptor::is_descriptor(path)) {
-        Model model(descriptor::read(path, reg), reg, options.opt_level);
-        model.set_threads(options.threads);
-        return model;
-    }
-    if (onnx::is_onnx_path(path)) {
-        Model model(onnx::convert(path, reg), reg, options.opt_level);
-        model.set_threads(options.threads);
-        return model;
-    }
-    keras::Options ko;
-    ko.weights_path = options.weights_path;
-    Model model(keras::convert(path, reg, ko), reg, options.opt_level);
+    Model model(load_graph(path, options), reg, options.opt_level);
     model.set_threads(options.threads);
     return model;
 }

@@ -34,6 +34,7 @@
 #include "graft/error.hpp"
 #include "graft/export.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/limits.hpp"
 #include "graft/plugin_loader.hpp"
 #include "graft/registry.hpp"
 #include "graft/tensor.hpp"
@@ -60,6 +61,8 @@ struct LoadOptions {
     /// Intra-op threads each session runs with (the calling thread included); 0 means one per
     /// available core. Also settable later with Model::set_threads.
     int threads = 1;
+    /// What an untrusted file may ask for (sizes, nesting, node count); see graft/limits.hpp.
+    Limits limits;
 };
 
 class Session;
@@ -135,5 +138,9 @@ private:
 /// Loads a model file (Keras .h5), or a graft descriptor directory (one holding graph.json,
 /// written by `graft convert` or graft::descriptor::write), and prepares it for running.
 GRAFT_API Model load(const std::string& path, const LoadOptions& options = {});
+
+/// The IR graph of a model file (Keras, ONNX or a descriptor) as converted, before optimization,
+/// with options.limits checked (file size first, then the graph). What load() runs first.
+GRAFT_API Graph load_graph(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace graft

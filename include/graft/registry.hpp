@@ -280,6 +280,8 @@ inline Operator* add_op(Graph& g, const Registry& reg, const std::string& type, 
     Operator probe(type, name, inputs, attrs);
     auto types = s.infer(probe);
     NamedVars outs;
+    for (auto& [oname, t] : types)  // before any variable: the message names the op, not a variable
+        if (!checked::fits(t.shape)) checked::static_elements(probe.describe(), "output '" + oname + "'", t.shape);
     for (auto& [oname, t] : types) {
         auto vname = g.unique_name(types.size() == 1 && oname == "y" ? name : name + ":" + oname);
         outs.emplace_back(oname, g.add_variable(vname, t.dtype, t.order, t.shape));

@@ -204,6 +204,26 @@ inline std::string cstr(const std::string& s) {  // a C++ string literal
     return out + "\"";
 }
 
+/// A file of tests/fixtures/bad/ (see its README.md); fails the test if it is missing.
+inline std::string bad_fixture(const std::string& name) {
+    const auto p = source_path("tests/fixtures/bad") / name;
+    INFO("error fixture " << p << " is missing: run tests/fixtures/regenerate.sh");
+    REQUIRE(fs::is_regular_file(p));
+    return p.string();
+}
+
+/// The tool failed cleanly: an exit (not a crash), exactly one stderr line "graft: error: ..."
+/// holding every fact (case-insensitive).
+inline void check_cli_error(const CliResult& r, const std::vector<std::string>& facts) {
+    INFO("stderr:\n" << r.err);
+    CHECK(r.exit_code > 0);
+    CHECK(r.exit_code < 126);  // an exit, not a crash
+    const auto lines = r.err_lines();
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::StartsWith("graft: error: "));
+    for (const auto& fact : facts) CHECK_THAT(lines[0], Catch::Contains(fact, Catch::CaseSensitive::No));
+}
+
 /// The built-in registry with the sample plugins loaded (their fixtures need them).
 inline std::unique_ptr<graft::Registry> registry_with_plugins() {
     auto reg = graft::make_builtin_registry();

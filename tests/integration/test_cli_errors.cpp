@@ -18,24 +18,6 @@ namespace {
 
 const DenseFixture kDense;
 
-std::string bad_file(const std::string& name) {
-    const auto p = source_path("tests/fixtures/bad") / name;
-    INFO("error fixture " << p << " is missing: run tests/fixtures/regenerate.sh");
-    REQUIRE(fs::is_regular_file(p));
-    return p.string();
-}
-
-/// The run failed cleanly and its one stderr line holds every fact (case-insensitive).
-void check_error(const CliResult& r, const std::vector<std::string>& facts) {
-    INFO("stderr:\n" << r.err);
-    CHECK(r.exit_code > 0);
-    CHECK(r.exit_code < 126);  // an exit, not a crash
-    const auto lines = r.err_lines();
-    REQUIRE(lines.size() == 1);
-    CHECK_THAT(lines[0], Catch::StartsWith("graft: error: "));
-    for (const auto& fact : facts) CHECK_THAT(lines[0], Catch::Contains(fact, Catch::CaseSensitive::No));
-}
-
 }  // namespace
 
 TEST_CASE("cli: bad model files fail with one clear line", "[cli][errors]") {
@@ -55,23 +37,23 @@ TEST_CASE("cli: bad model files fail with one clear line", "[cli][errors]") {
         DYNAMIC_SECTION(c.file) {
             auto facts = c.facts;
             facts.push_back(c.file);
-            const auto model = bad_file(c.file);
+            const auto model = bad_fixture(c.file);
             TempDir tmp;
 
-            check_error(run_cli({"run", model, "--input", kDense.input, "--output-dir", (tmp / "out").string()}), facts);
+            check_cli_error(run_cli({"run", model, "--input", kDense.input, "--output-dir", (tmp / "out").string()}), facts);
             CHECK_FALSE(fs::exists(tmp / "out"));
 
-            check_error(run_cli({"inspect", model, "--dot", (tmp / "graph.dot").string()}), facts);
-            check_error(run_cli({"convert", model, "-o", (tmp / "graph.json").string()}), facts);
+            check_cli_error(run_cli({"inspect", model, "--dot", (tmp / "graph.dot").string()}), facts);
+            check_cli_error(run_cli({"convert", model, "-o", (tmp / "graph.json").string()}), facts);
             CHECK(fs::is_empty(tmp.path()));
         }
     }
 }
 
 TEST_CASE("cli: an input of the wrong shape names the input, the file and both shapes", "[cli][errors]") {
-    const auto input = bad_file("input_wrong_shape.npy");
+    const auto input = bad_fixture("input_wrong_shape.npy");
     TempDir tmp;
-    check_error(run_cli({"run", kDense.model, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()}),
+    check_cli_error(run_cli({"run", kDense.model, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()}),
                 {"input 'dense_1_input' from " + input + " has shape [3, 7], expected [?, 5]"});
     CHECK(fs::is_empty(tmp.path()));
 }
@@ -80,44 +62,44 @@ TEST_CASE("cli: bad command lines and inputs fail with one clear line", "[cli][e
     TempDir tmp;
     const auto out_dir = (tmp / "out").string();
 
-    SECTION("no subcommand") { check_error(run_cli({}), {"subcommand"}); }
+    SECTION("no subcommand") { check_cli_error(run_cli({}), {"subcommand"}); }
     SECTION("missing input file") {
         const auto missing = (tmp / "missing.npy").string();
-        check_error(run_cli({"run", kDense.model, "--input", missing, "--output-dir", out_dir}), {missing});
+        check_cli_error(run_cli({"run", kDense.model, "--input", missing, "--output-dir", out_dir}), {missing});
     }
     SECTION("unknown input name") {
-        check_error(run_cli({"run", kDense.model, "--input", "nope=" + kDense.input, "--output-dir", out_dir}),
+        check_cli_error(run_cli({"run", kDense.model, "--input", "nope=" + kDense.input, "--output-dir", out_dir}),
                     {"'nope'", "dense_1_input"});
     }
     SECTION("no input for a model input") {
-        check_error(run_cli({"run", kDense.model, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
+        check_cli_error(run_cli({"run", kDense.model, "--output-dir", out_dir}), {"dense_1_input", "[?, 5]"});
     }
     SECTION("integer .npy input whose values float32 does not hold exactly") {
         const auto ints = (tmp / "ints.npy").string();
         xt::xarray<std::int64_t> a = xt::xarray<std::int64_t>::from_shape({3, 5});
         a.fill((std::int64_t{1} << 25) + 1);
         xt::dump_npy(ints, a);
-        check_error(run_cli({"run", kDense.model, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32", "33554433"});
+        check_cli_error(run_cli({"run", kDense.model, "--input", ints, "--output-dir", out_dir}), {ints, "int64", "float32", "33554433"});
     }
     SECTION("a .npy of a dtype graft has no type for") {
         const auto u4 = (tmp / "u4.npy").string();
         xt::dump_npy(u4, xt::xarray<std::uint32_t>::from_shape({3, 5}));
-        check_error(run_cli({"run", kDense.model, "--input", u4, "--output-dir", out_dir}), {u4, "uint32", "float32"});
+        check_cli_error(run_cli({"run", kDense.model, "--input", u4, "--output-dir", out_dir}), {u4, "uint32", "float32"});
     }
     SECTION("not a .npy file") {
-        check_error(run_cli({"run", kDense.model, "--input", kDense.model, "--output-dir", out_dir}), {kDense.model, ".npy"});
+        check_cli_error(run_cli({"run", kDense.model, "--input", kDense.model, "--output-dir", out_dir}), {kDense.model, ".npy"});
     }
     SECTION("--output with a multi-output model") {
         const auto dir = fixture("functional_shared_layer");
-        check_error(run_cli({"run", (dir / "model.h5").string(), "--input", (dir / "input_input_a.npy").string(),
+        check_cli_error(run_cli({"run", (dir / "model.h5").string(), "--input", (dir / "input_input_a.npy").string(),
                              "--input", (dir / "input_input_b.npy").string(), "--output", (tmp / "y.npy").string()}),
                     {"2 outputs", "--output-dir"});
     }
     SECTION("plugins") {
-        check_error(run_cli({"inspect", kDense.model, "--plugin", "libbias_layer.so"}), {"libbias_layer.so", "plugin"});
+        check_cli_error(run_cli({"inspect", kDense.model, "--plugin", "libbias_layer.so"}), {"libbias_layer.so", "plugin"});
     }
     SECTION("output directory cannot be created") {
-        check_error(run_cli({"run", kDense.model, "--input", kDense.input, "--output-dir", kDense.model + "/out"}),
+        check_cli_error(run_cli({"run", kDense.model, "--input", kDense.input, "--output-dir", kDense.model + "/out"}),
                     {kDense.model});
     }
     CHECK_FALSE(fs::exists(out_dir));

@@ -16,11 +16,9 @@
 namespace graft::cli {
 
 Graph convert_model(const ModelOptions& o) {
-    if (descriptor::is_descriptor(o.path)) return descriptor::read(o.path, default_registry());
-    if (onnx::is_onnx_path(o.path)) return onnx::convert(o.path, default_registry());
-    keras::Options options;
+    LoadOptions options;
     options.weights_path = o.weights;
-    return keras::convert(o.path, default_registry(), options);
+    return load_graph(o.path, options);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
 #include "graft/optimize/passes.hpp"
+#include "graft/printable.hpp"
 #include "npy.hpp"
 
 namespace graft::cli {
@@ -28,7 +29,7 @@ struct LayerRow {
     std::size_t ops = 0;
 };
 
-std::string layer_of(const Operator& op) { return op.layer().empty() ? op.name() : op.layer(); }
+std::string layer_of(const Operator& op) { return printable(op.layer().empty() ? op.name() : op.layer()); }
 
 /// Values of the constants `op` reads that `counted` has not seen yet (a shared weight counts once).
 std::int64_t new_params(const Operator& op, std::set<const Variable*>& counted) {
@@ -85,9 +86,9 @@ void print_summary(const std::string& path, const Graph& g) {
                    grouped(r.params), w_params);
     fmt::print("{}\nLayers: {}   Ops: {}   Params: {}\n", rule, rows.size(), ops, grouped(params));
     for (std::size_t i = 0; i < g.inputs().size(); ++i)
-        fmt::print("Input  {}: {} {}\n", g.input_name(i), shape_str(g.inputs()[i]->shape()), name_of(g.inputs()[i]->dtype()));
+        fmt::print("Input  {}: {} {}\n", printable(g.input_name(i)), shape_str(g.inputs()[i]->shape()), name_of(g.inputs()[i]->dtype()));
     for (std::size_t i = 0; i < g.outputs().size(); ++i)
-        fmt::print("Output {}: {} {}\n", g.output_name(i), shape_str(g.outputs()[i]->shape()), name_of(g.outputs()[i]->dtype()));
+        fmt::print("Output {}: {} {}\n", printable(g.output_name(i)), shape_str(g.outputs()[i]->shape()), name_of(g.outputs()[i]->dtype()));
 }
 
 /// `--passes`: op count and memory plan (batch 1) before and after each rule of the pipeline.
@@ -108,8 +109,9 @@ void print_passes(const optimize::PipelineReport& r) {
                span(r.arena_before, r.arena_after), span(r.naive_before, r.naive_after));
 }
 
-/// Text for a double-quoted DOT string.
-std::string dot_escape(const std::string& s) {
+/// Text for a double-quoted DOT string (control characters escaped first).
+std::string dot_escape(const std::string& raw) {
+    const std::string s = printable(raw);
     std::string out;
     for (char c : s) {
         if (c == '"' || c == '\\') out += '\\';
@@ -161,8 +163,9 @@ static void check_only(const InspectOptions& o) {
     const bool is_onnx = onnx::is_onnx_path(o.model.path);
     const char* noun = is_onnx ? "node" : "layer";
     const auto r = is_onnx ? onnx::check_model(o.model.path, default_registry()) : keras::check_model(o.model.path, default_registry(), options);
-    for (const auto& f : r.findings) fmt::print("unsupported: {} '{}' ({}): {}\n", noun, f.layer, f.class_name, f.message);
-    for (const auto& l : r.unchecked) fmt::print("not checked: {} '{}' (an input comes from a refused {})\n", noun, l, noun);
+    for (const auto& f : r.findings)
+        fmt::print("unsupported: {} '{}' ({}): {}\n", noun, printable(f.layer), printable(f.class_name), printable(f.message));
+    for (const auto& l : r.unchecked) fmt::print("not checked: {} '{}' (an input comes from a refused {})\n", noun, printable(l), noun);
     if (!r.findings.empty())
         throw UnsupportedError(fmt::format("{}: {} of {} {}s cannot be converted", o.model.path, r.findings.size(), r.layers, noun));
     fmt::print("{}: all {} {}s can be converted\n", o.model.path, r.layers, noun);

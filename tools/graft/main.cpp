@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 
 #include "commands.hpp"
 #include "graft/graft.hpp"
+#include "graft/printable.hpp"
 
 namespace graft::cli {
 
@@ -36,7 +38,7 @@ std::string one_line(const std::string& message) {
 }
 
 int report_error(const std::string& message) {
-    fmt::print(stderr, "graft: error: {}\n", one_line(message));
+    fmt::print(stderr, "graft: error: {}\n", printable(one_line(message)));  // names from files escaped
     return 1;
 }
 
@@ -69,10 +71,16 @@ CLI::App* model_command(CLI::App& app, Commands& commands, const char* name, con
                         void (*command)(const Options&)) {
     CLI::App* cmd = app.add_subcommand(name, help);
     add_model_options(*cmd, options.model);
-    commands.emplace_back(cmd, [&options, command] {
+    commands.emplace_back(cmd, [&options, command, name] {
         resolve_model(options.model);
         load_plugins(options.model.plugins);
-        command(options);
+        try {
+            command(options);
+        } catch (const std::bad_alloc&) {  // say what ran out, not just "std::bad_alloc"
+            throw Error(fmt::format("out of memory in 'graft {}' on {}: the model (or its inputs) needs more memory than "
+                                    "this process may use; raise the memory limit or use a smaller batch",
+                                    name, options.model.path));
+        }
     });
     return cmd;
 }
@@ -158,6 +166,8 @@ int main(int argc, char** argv) {
         for (const auto& [cmd, command] : commands)
             if (cmd->parsed()) command();
         return 0;
+    } catch (const std::bad_alloc&) {
+        return cli::report_error("out of memory (while reading the command line, loading plugins or writing the result)");
     } catch (const std::exception& e) {
         return cli::report_error(e.what());
     } catch (...) {

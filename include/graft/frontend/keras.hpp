@@ -7,6 +7,7 @@
 #include "graft/export.hpp"
 #include "graft/frontend/check.hpp"
 #include "graft/ir/graph.hpp"
+#include "graft/limits.hpp"
 #include "graft/registry.hpp"
 
 namespace graft::keras {
@@ -14,6 +15,8 @@ namespace graft::keras {
 struct Options {
     /// For a model.to_json() file: the save_weights() .h5 that goes with it.
     std::string weights_path;
+    /// What the file may ask for (graft/limits.hpp).
+    Limits limits;
 };
 
 using Finding = graft::Finding;

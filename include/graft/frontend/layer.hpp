@@ -151,6 +151,21 @@ public:
         return v;
     }
 
+    /// An integer that becomes a size (units, a kernel size, a stride, a repeat count): between
+    /// `lo` and kMaxElements, else ShapeError naming the layer, the field and the value.
+    std::int64_t get_size(const char* key, std::int64_t lo = 1) const {
+        return checked::in_range(where_, quoted(key), get_int(key), lo);
+    }
+    std::int64_t get_size(const char* key, std::int64_t fallback, std::int64_t lo) const {
+        return has(key) ? get_size(key, lo) : fallback;
+    }
+    /// get_ints(key, n), each entry checked like get_size.
+    std::vector<std::int64_t> get_sizes(const char* key, std::size_t n, std::int64_t lo = 1) const {
+        auto v = get_ints(key, n);
+        for (auto x : v) checked::in_range(where_, quoted(key), x, lo);
+        return v;
+    }
+
     /// Member `key` (present, not null) as a view of its own.
     Config get(const char* key) const { return Config(src_, member(key), where_, key); }
 
@@ -277,7 +292,8 @@ public:
     // ---- helpers -------------------------------------------------------------------------
 
     /// "model.h5: layer 'dense_1' (Dense)"
-    std::string where() const { return file() + ": layer '" + layer_name() + "' (" + class_name() + ")"; }
+    /// "FILE: layer 'NAME' (CLASS)" for messages, the names (from the file) made printable.
+    std::string where() const { return file() + ": layer '" + printable(layer_name()) + "' (" + printable(class_name()) + ")"; }
     [[noreturn]] void fail_unsupported(const std::string& msg) const { throw UnsupportedError(where() + ": " + msg); }
     [[noreturn]] void fail_format(const std::string& msg) const { throw FormatError(where() + ": " + msg); }
     [[noreturn]] void fail_shape(const std::string& msg) const { throw ShapeError(where() + ": " + msg); }

@@ -11,6 +11,7 @@
 #include "graft/error.hpp"
 #include "graft/ir/attributes.hpp"
 #include "graft/ir/variable.hpp"
+#include "graft/printable.hpp"
 
 namespace graft {
 
@@ -41,7 +42,8 @@ public:
     Variable* output_or_null(const std::string& n) const noexcept { return find(outputs_, n); }
 
     /// "Conv2D 'conv2d_1'" for messages.
-    std::string describe() const { return type_ + " '" + name_ + "'"; }
+    /// "Type 'name'" for messages, control characters in the name (from a file) escaped.
+    std::string describe() const { return type_ + " '" + printable(name_) + "'"; }
 
     template <class T>
     T attr(const std::string& key) const { return attrs_.get<T>(key, describe()); }

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "graft/error.hpp"
+#include "graft/ir/checked.hpp"
 #include "graft/ir/dtype.hpp"
 #include "graft/ir/order.hpp"
+#include "graft/printable.hpp"
 
 namespace graft {
 
@@ -30,12 +32,13 @@ inline std::string shape_str(const Shape& s) {
     return out + "]";
 }
 
-/// Element count; kDynamic if any dimension is dynamic.
+/// Element count; kDynamic if any dimension is dynamic. ShapeError if the product overflows
+/// int64 (a Variable's shape holds at most kMaxElements, so never for one).
 inline std::int64_t numel(const Shape& s) {
     std::int64_t n = 1;
     for (auto d : s) {
         if (d == kDynamic) return kDynamic;
-        n *= d;
+        if (!checked::mul(n, d, n)) throw ShapeError("shape " + shape_str(s) + " holds more elements than int64 counts");
     }
     return n;
 }
@@ -60,7 +63,7 @@ public:
     /// Size along an axis; GraphError naming the variable if it has no such axis.
     std::int64_t size(const Axis& a) const {
         auto i = order_.find(a);
-        if (!i) throw GraphError("variable '" + name_ + "' (" + order_.str() + ") has no axis " + a.name());
+        if (!i) throw GraphError("variable '" + printable(name_) + "' (" + order_.str() + ") has no axis " + a.name());
         return shape_[*i];
     }
 
@@ -84,17 +87,18 @@ public:
     }
     void set_dtype(DType t) noexcept { dtype_ = t; }
 
-    std::string describe() const { return "'" + name_ + "' " + order_.str() + " " + shape_str(shape_); }
+    std::string describe() const { return "'" + printable(name_) + "' " + order_.str() + " " + shape_str(shape_); }
 
 private:
     friend class Graph;
     void check() const {
         if (order_.ndim() != shape_.size())
-            throw GraphError("variable '" + name_ + "': order " + order_.str() + " has " + std::to_string(order_.ndim()) +
+            throw GraphError("variable '" + printable(name_) + "': order " + order_.str() + " has " + std::to_string(order_.ndim()) +
                              " axes but shape " + shape_str(shape_) + " has " + std::to_string(shape_.size()));
         for (auto d : shape_)
             if (d < 0 && d != kDynamic)
-                throw GraphError("variable '" + name_ + "': negative dimension in " + shape_str(shape_));
+                throw GraphError("variable '" + printable(name_) + "': negative dimension in " + shape_str(shape_));
+        if (!checked::fits(shape_)) checked::static_elements("variable '" + printable(name_) + "'", "shape", shape_);
     }
 
     std::string name_;

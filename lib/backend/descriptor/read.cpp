@@ -18,6 +18,7 @@
 #include "backend/descriptor/common.hpp"
 #include "graft/backend/descriptor.hpp"
 #include "graft/version.hpp"
+#include "json_depth.hpp"
 
 namespace fs = std::filesystem;
 
@@ -163,6 +164,7 @@ Graph read(const std::string& dir, const Registry& reg) {
     std::ifstream in(json_path, std::ios::binary);
     if (!in) throw IOError("cannot open " + json_path);
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    check_json_depth(text, json_path);
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag>(text.c_str(), text.size());
     if (doc.HasParseError())

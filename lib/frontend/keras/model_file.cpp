@@ -11,12 +11,15 @@
 #include "frontend/keras/keras_zip.hpp"
 #include "frontend/keras/model_config.hpp"
 #include "graft/error.hpp"
+#include "graft/printable.hpp"
+#include "json_depth.hpp"
 
 namespace graft::keras {
 
 namespace {
 
-void parse_json(rapidjson::Document& doc, const std::string& text, const std::string& where) {
+void parse_json(rapidjson::Document& doc, const std::string& text, const std::string& where, const Limits& limits) {
+    check_json_depth(text, where, limits.max_json_depth);
     doc.Parse(text.c_str(), text.size());
     if (doc.HasParseError())
         throw FormatError(where + " is not valid JSON: " + rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
@@ -43,6 +46,29 @@ const rapidjson::Value* member(const rapidjson::Value& v, const char* key) {
     return v.IsObject() && v.HasMember(key) ? &v[key] : nullptr;
 }
 
+/// The weights' declared sizes, summed before any is decoded: each at most
+/// limits.max_tensor_elements, all together at most limits.max_total_weight_bytes (as float32).
+class WeightBudget {
+public:
+    WeightBudget(const Limits& limits, std::string file) : limits_(limits), file_(std::move(file)) {}
+
+    void take(const std::vector<std::int64_t>& shape, const std::string& dataset) {
+        const std::string where = file_ + ": " + printable(dataset);
+        const auto n = checked::static_elements(where, "declared shape", shape, limits_.max_tensor_elements);
+        bytes_ += static_cast<std::uint64_t>(n) * sizeof(float);
+        if (bytes_ > limits_.max_total_weight_bytes)
+            throw FormatError(where + ": the weights declared up to here take " + std::to_string(bytes_) +
+                              " bytes, more than the limit of " +
+                              checked::limit_str(static_cast<std::int64_t>(limits_.max_total_weight_bytes)) +
+                              " (LoadOptions::limits.max_total_weight_bytes); refused before decoding");
+    }
+
+private:
+    const Limits& limits_;
+    std::string file_;
+    std::uint64_t bytes_ = 0;
+};
+
 /// Collects a .keras layer's variables: its own (<path>/vars/0, 1, ...), then its sub-layers'
 /// in the order legacy .h5 files list them (Bidirectional: forward, then backward; a nested
 /// model: its layers in config order). Names are "<layer name>/<path below the layer>".
@@ -51,7 +77,8 @@ public:
     /// Keras 3 releases that joined weight paths with os.path.join wrote, on Windows, one
     /// root-level group per layer named with backslashes ("layers\\lstm\\cell", its "vars" below
     /// it) instead of nested groups: those are read as if nested ("/layers/lstm/cell").
-    ArchiveWalker(const h5::File& f, const std::string& file) : f_(f), file_(file) {
+    ArchiveWalker(const h5::File& f, const std::string& file, const Limits& limits)
+        : f_(f), file_(file), limits_(limits), budget_(limits, file) {
         for (const auto& child : f_.children("/")) {
             if (child.find('\\') == std::string::npos || !f_.has_group("/" + child)) continue;
             std::string nested = "/" + child;
@@ -72,8 +99,10 @@ public:
         if (!f_.has_group(stored(path))) return;
         for (int i = 0;; ++i) {
             const std::string ds = path + "/vars/" + std::to_string(i);
-            if (!f_.has_dataset(stored(path) + "/vars/" + std::to_string(i))) break;
-            auto arr = f_.read_floats(stored(path) + "/vars/" + std::to_string(i), std::int64_t{1} << 31, true);
+            const std::string at = stored(path) + "/vars/" + std::to_string(i);
+            if (!f_.has_dataset(at)) break;
+            budget_.take(f_.dataset_shape(at), ds);  // before decoding it
+            auto arr = f_.read_floats(at, limits_.max_tensor_elements, true);
             out.push_back(WeightArray{name + ds.substr(base_.size()), arr.shape,
                                       std::make_shared<const std::vector<float>>(std::move(arr.data))});
         }
@@ -158,6 +187,8 @@ private:
     std::string file_, base_;
     std::map<std::string, std::string> flat_;  // nested path -> backslash-named root group
     bool checkpoint_dependencies_ = false;
+    const Limits& limits_;
+    WeightBudget budget_;
 };
 
 }  // namespace
@@ -178,9 +209,10 @@ void ModelFile::open_keras_archive(const std::string& path) {
     std::remove(a.weights_path.c_str());  // HDF5 keeps the open file; nothing is left behind
     keras_archive_ = true;
     weights_file_ = path + ": model.weights.h5";
-    parse_json(doc_, a.config, path + ": config.json");
+    parse_json(doc_, a.config, path + ": config.json", limits_);
     if (!a.metadata.empty()) {
         rapidjson::Document meta;
+        check_json_depth(a.metadata, path + ": metadata.json", limits_.max_json_depth);
         meta.Parse(a.metadata.c_str(), a.metadata.size());
         if (!meta.HasParseError() && meta.IsObject() && meta.HasMember("keras_version") && meta["keras_version"].IsString())
             keras_version_ = meta["keras_version"].GetString();
@@ -189,14 +221,15 @@ void ModelFile::open_keras_archive(const std::string& path) {
     const rapidjson::Value& cfg = doc_["config"];
     const rapidjson::Value* layers = cfg.IsArray() ? &cfg : member(cfg, "layers");
     if (!layers || !layers->IsArray()) throw FormatError(path + ": config.json: the model config has no 'layers' list");
-    ArchiveWalker walker(*weights_, weights_file_);
+    ArchiveWalker walker(*weights_, weights_file_, limits_);
     std::vector<WeightArray> unused;
     walker.walk_layers("/layers", *layers, unused, 0);
     archive_weights_ = std::move(walker.by_layer);
     for (const auto& [name, w] : archive_weights_) layer_names_.push_back(name);
 }
 
-ModelFile::ModelFile(const std::string& path, const std::string& weights_path) : path_(path) {
+ModelFile::ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits)
+    : limits_(limits), path_(path) {
     if (weights_path.empty() && is_zip_file(path)) {
         open_keras_archive(path);
         return;
@@ -208,7 +241,7 @@ ModelFile::ModelFile(const std::string& path, const std::string& weights_path) :
         if (!config)
             throw FormatError(path + ": no 'model_config' attribute at the root, expected a full Keras model saved with "
                                      "model.save() (for a save_weights() file, pass the model.to_json() config as well)");
-        parse_json(doc_, *config, path + ": attribute 'model_config'");
+        parse_json(doc_, *config, path + ": attribute 'model_config'", limits_);
         keras_version_ = weights_->string_attribute("/", "keras_version").value_or("");
         backend_ = weights_->string_attribute("/", "backend").value_or("");
         weights_root_ = weights_->has_group("/model_weights") ? "/model_weights" : "/";
@@ -217,7 +250,7 @@ ModelFile::ModelFile(const std::string& path, const std::string& weights_path) :
         if (!in) throw IOError(path + ": cannot open the model config");
         std::ostringstream text;
         text << in.rdbuf();
-        parse_json(doc_, text.str(), path);
+        parse_json(doc_, text.str(), path, limits_);
         if (doc_.HasMember("keras_version") && doc_["keras_version"].IsString()) keras_version_ = doc_["keras_version"].GetString();
         if (doc_.HasMember("backend") && doc_["backend"].IsString()) backend_ = doc_["backend"].GetString();
         weights_ = std::make_unique<h5::File>(h5::File::open(weights_path));
@@ -229,6 +262,19 @@ ModelFile::ModelFile(const std::string& path, const std::string& weights_path) :
     auto names = weights_->string_list_attribute(weights_root_, "layer_names");
     if (!names) throw FormatError(weights_file_ + ": " + weights_root_ + ": no 'layer_names' attribute, expected the list of layers with weights");
     layer_names_ = std::move(*names);
+    check_declared_weights();
+}
+
+void ModelFile::check_declared_weights() const {
+    WeightBudget budget(limits_, weights_file_);
+    for (const auto& layer : layer_names_) {
+        const std::string group = join_path(weights_root_, layer);
+        if (!weights_->has_group(group)) continue;  // layer_weights() says so if the layer is used
+        for (const auto& n : weights_->string_list_attribute(group, "weight_names").value_or(std::vector<std::string>{})) {
+            const std::string ds = join_path(group, n);
+            if (weights_->has_dataset(ds)) budget.take(weights_->dataset_shape(ds), ds);
+        }
+    }
 }
 
 bool ModelFile::has_layer(const std::string& layer) const {
@@ -251,7 +297,7 @@ std::vector<WeightArray> ModelFile::layer_weights(const std::string& layer) cons
         if (!weights_->has_dataset(ds))
             throw FormatError(weights_file_ + ": layer '" + layer + "': weight '" + n + "' is listed in weight_names but " + ds +
                               " does not exist");
-        auto arr = weights_->read_floats(ds, std::int64_t{1} << 31, true);  // integers: e.g. Normalization's count
+        auto arr = weights_->read_floats(ds, limits_.max_tensor_elements, true);  // integers: e.g. Normalization's count
         out.push_back(WeightArray{n, arr.shape, std::make_shared<const std::vector<float>>(std::move(arr.data))});
     }
     return out;

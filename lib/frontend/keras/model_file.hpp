@@ -12,13 +12,16 @@
 
 #include "frontend/keras/h5_file.hpp"
 #include "graft/frontend/layer.hpp"
+#include "graft/limits.hpp"
 
 namespace graft::keras {
 
 class ModelFile {
 public:
     /// `path` is a full-model .h5 or .keras, or a model.to_json() file when `weights_path` is given.
-    ModelFile(const std::string& path, const std::string& weights_path);
+    /// Every weight's declared shape is checked against `limits` (elements per tensor, total
+    /// bytes) before any is decoded.
+    ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits = {});
     ~ModelFile();
     ModelFile(const ModelFile&) = delete;
     ModelFile& operator=(const ModelFile&) = delete;
@@ -36,6 +39,9 @@ public:
     bool has_layer(const std::string& layer) const;
 
 private:
+    void check_declared_weights() const;
+
+    Limits limits_;
     std::string path_, weights_file_, keras_version_, backend_;
     rapidjson::Document doc_;
     std::unique_ptr<h5::File> weights_;  // the file holding layer_names and the layer groups

@@ -28,12 +28,12 @@ const Order kOrderDHWNC{Axis::D, Axis::H, Axis::W, Axis::N, Axis::C};
 /// Output size and leading pad of one axis of a transposed convolution: Keras'
 /// deconv_output_length and TF's conv2d_transpose (out_pad < 0: Keras' default size).
 Span deconv_span(const Operator& op, i64 in, i64 k, i64 stride, i64 dil, const std::string& padding, i64 out_pad) {
-    if (k < 1 || stride < 1 || dil < 1)
-        shape_fail(op, "kernel " + std::to_string(k) + ", stride " + std::to_string(stride) + " and dilation " +
-                           std::to_string(dil) + " must all be at least 1");
     if (padding != "valid" && padding != "same")
         throw UnsupportedError(op.describe() + ": padding '" + padding + "' (expected valid or same)");
-    const i64 span = (k - 1) * dil + 1;
+    // Every factor at most kMaxElements: the products and sums below stay far inside int64.
+    if (in != kDynamic) checked::in_range(op.describe(), "input size", in, 0);
+    checked::in_range(op.describe(), "stride", stride);
+    const i64 span = checked::conv_reach(op.describe(), k, dil);
     i64 out;
     if (out_pad < 0) {
         out = padding == "valid" ? in * stride + std::max<i64>(span - stride, 0) : in * stride;
@@ -45,6 +45,7 @@ Span deconv_span(const Operator& op, i64 in, i64 k, i64 stride, i64 dil, const s
         out = (in - 1) * stride + span - 2 * pad + out_pad;
     }
     if (out < 1) shape_fail(op, "output size " + std::to_string(out) + " from input size " + std::to_string(in));
+    checked::in_range(op.describe(), "output size", out);
     // TF: the forward convolution from `out` must give back `in`
     const i64 back = padding == "same" ? (out + stride - 1) / stride : (out - span) / stride + 1;
     if (out < span && padding == "valid")

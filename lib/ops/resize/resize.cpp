@@ -58,6 +58,13 @@ i64 length(const Operator& op, const Axis& a) {
     return x.size(a);
 }
 
+/// The length of axis `a` of x times an integer factor (ShapeError naming both when the product
+/// is beyond kMaxElements).
+i64 factor_times(const Operator& op, const Axis& a, i64 factor) {
+    checked::in_range(op.describe(), "factor along " + a.name(), factor);
+    return checked::product(op.describe(), "length along " + a.name() + " times factor", {length(op, a), factor});
+}
+
 ResizePlan plan_resize(const Operator& op) {
     using namespace graft_rt;
     ResizeParams params{};
@@ -98,7 +105,7 @@ ResizePlan plan_resize(const Operator& op) {
             if (!(s > 0) || !std::isfinite(s)) shape_fail(op, "scale " + std::to_string(scales[i]) + " along " + axes[i].name() + " is not positive");
             const double out = std::floor(static_cast<double>(s) * static_cast<double>(e.in));
             if (out != static_cast<double>(sizes[i]))
-                shape_fail(op, "scale " + std::to_string(s) + " gives " + std::to_string(static_cast<i64>(out)) + " entries along " +
+                shape_fail(op, "scale " + std::to_string(s) + " gives " + std::to_string(out) + " entries along " +
                                    axes[i].name() + ", sizes says " + std::to_string(sizes[i]));
             e.scale = s;
         }
@@ -123,11 +130,10 @@ ResizePlan plan_upsample(const Operator& op) {
     for (std::size_t i = 0; i < axes.ndim(); ++i) {
         if (factors[i] < 1)
             shape_fail(op, "factor " + std::to_string(factors[i]) + " for axis " + axes[i].name() + " must be at least 1");
-        resized(op, p, axes[i], length(op, axes[i]) * factors[i]).scale = static_cast<float>(factors[i]);
+        resized(op, p, axes[i], factor_times(op, axes[i], factors[i])).scale = static_cast<float>(factors[i]);
     }
     return p;
 }
-
 /// ResizeBilinear: H and W by integer factors; TF 2 samples pixel centres (half_pixel), TF 1
 /// the corners (asymmetric).
 ResizePlan plan_bilinear(const Operator& op) {
@@ -136,8 +142,8 @@ ResizePlan plan_bilinear(const Operator& op) {
     ResizePlan p = identity_plan(op, {ResizeMode::linear, coord, ResizeRound::floor, -0.75f, false, 0.f});
     const auto f = op.attr<std::vector<i64>>("factors");
     if (f.size() != 2 || f[0] < 1 || f[1] < 1) shape_fail(op, "factors need 2 entries of at least 1");
-    resized(op, p, Axis::H, length(op, Axis::H) * f[0]).scale = static_cast<float>(f[0]);
-    resized(op, p, Axis::W, length(op, Axis::W) * f[1]).scale = static_cast<float>(f[1]);
+    resized(op, p, Axis::H, factor_times(op, Axis::H, f[0])).scale = static_cast<float>(f[0]);
+    resized(op, p, Axis::W, factor_times(op, Axis::W, f[1])).scale = static_cast<float>(f[1]);
     return p;
 }
 

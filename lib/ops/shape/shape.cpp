@@ -133,6 +133,8 @@ PadAttrs::Geometry PadAttrs::geometry(const Operator& op) const {
     for (std::size_t i = 0; i < axes.ndim(); ++i) {
         if (axes[i] == Axis::N || !x.order().has(axes[i])) shape_fail(op, "cannot pad axis " + axes[i].name() + " of " + x.describe());
         const std::size_t k = x.order().index(axes[i]);
+        for (i64 p : {begin[i], end[i]})  // cropping is negative padding
+            checked::in_range(op.describe(), "padding of axis " + axes[i].name(), p, -kMaxElements);
         const i64 out = x.shape()[k] + begin[i] + end[i];
         if (x.shape()[k] == kDynamic || out < 1)
             shape_fail(op, "padding " + std::to_string(begin[i]) + "/" + std::to_string(end[i]) + " of axis " + axes[i].name() +
@@ -154,13 +156,12 @@ Outputs infer_reshape(const Operator& op) {
     Shape& shape = a.shape;
     if (!x.order().same_axes(a.in_order)) shape_fail(op, "input " + x.describe() + " does not have the axes of " + a.in_order.str());
     if (shape.size() != a.out_order.ndim()) shape_fail(op, "shape " + shape_str(shape) + " does not fit order " + a.out_order.str());
-    i64 known = 1;
     int dynamic = 0;
     for (auto d : shape) {
         if (d == kDynamic) ++dynamic;
         else if (d < 0) shape_fail(op, "bad target shape " + shape_str(shape));
-        else known *= d;
     }
+    const i64 known = checked::static_elements(op.describe(), "target shape", shape);
     if (dynamic > 1) shape_fail(op, "target shape " + shape_str(shape) + " has more than one free dimension");
     const i64 total = x.numel();
     if (total == kDynamic) {

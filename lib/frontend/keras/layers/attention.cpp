@@ -118,9 +118,8 @@ void multi_head_attention(LayerContext& ctx) {
     refuse_call_args(ctx);
     const auto& c = ctx.config();
     const Value q = seq_input(ctx, 0), v = seq_input(ctx, 1), k = ctx.num_inputs() == 3 ? seq_input(ctx, 2) : v;
-    const std::int64_t H = c.get_int("num_heads"), kd = c.get_int("key_dim");
-    const std::int64_t vd = c.has("value_dim") ? c.get_int("value_dim") : kd;
-    if (H < 1 || kd < 1 || vd < 1) ctx.fail_format("num_heads, key_dim and value_dim must be positive");
+    const std::int64_t H = c.get_size("num_heads"), kd = c.get_size("key_dim");
+    const std::int64_t vd = c.has("value_dim") ? c.get_size("value_dim") : kd;
     if (c.has("attention_axes")) {
         auto ax = c.get_ints("attention_axes");
         if (!(ax.size() == 1 && (ax[0] == 1 || ax[0] == -2)))
@@ -130,7 +129,7 @@ void multi_head_attention(LayerContext& ctx) {
     if (c.has("output_shape")) {
         auto os = c.get_ints("output_shape");
         if (os.size() != 1) ctx.fail_unsupported("output_shape " + shape_str(os) + " with more than one dimension");
-        O = os[0];
+        O = checked::in_range(ctx.where(), "config 'output_shape'", os[0]);
     }
     if (c.get_bool("use_gate", false))
         ctx.fail_unsupported("use_gate=True (a gating projection of the query multiplies the attention output)");

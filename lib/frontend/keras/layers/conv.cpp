@@ -33,9 +33,10 @@ struct ConvConfig {
     std::string activation;
 };
 
-std::vector<std::int64_t> ints_or(const Config& c, std::initializer_list<const char*> keys, std::size_t nd, std::int64_t dflt) {
+/// Sizes (each 1..kMaxElements) under the first of `keys` present, else `dflt` on every axis.
+std::vector<std::int64_t> sizes_or(const Config& c, std::initializer_list<const char*> keys, std::size_t nd, std::int64_t dflt) {
     for (auto* k : keys)
-        if (c.has(k)) return c.get_ints(k, nd);
+        if (c.has(k)) return c.get_sizes(k, nd);
     return std::vector<std::int64_t>(nd, dflt);
 }
 
@@ -45,26 +46,21 @@ ConvConfig read_conv(LayerContext& ctx, std::size_t nd, bool filters = true) {
     if (filters) {
         const auto key = c.first_of({"filters", "nb_filter"});
         if (key.empty()) c.fail("config has no 'filters'");
-        k.filters = c.get_int(key.c_str());
-        if (k.filters < 1) c.fail("filters must be at least 1");
+        k.filters = c.get_size(key.c_str());
     }
     if (c.has("kernel_size")) {
-        k.kernel = c.get_ints("kernel_size", nd);
+        k.kernel = c.get_sizes("kernel_size", nd);
     } else if (nd == 1 && c.has("filter_length")) {
-        k.kernel = {c.get_int("filter_length")};
+        k.kernel = {c.get_size("filter_length")};
     } else if (nd == 2 && c.has("nb_row")) {
-        k.kernel = {c.get_int("nb_row"), c.get_int("nb_col")};
+        k.kernel = {c.get_size("nb_row"), c.get_size("nb_col")};
     } else if (nd == 3 && c.has("kernel_dim1")) {
-        k.kernel = {c.get_int("kernel_dim1"), c.get_int("kernel_dim2"), c.get_int("kernel_dim3")};
+        k.kernel = {c.get_size("kernel_dim1"), c.get_size("kernel_dim2"), c.get_size("kernel_dim3")};
     } else {
         c.fail("config has no 'kernel_size'");
     }
-    for (auto v : k.kernel)
-        if (v < 1) c.fail("kernel_size entries must be at least 1");
-    k.strides = ints_or(c, {"strides", "subsample", "subsample_length"}, nd, 1);
-    k.dilation = ints_or(c, {"dilation_rate", "atrous_rate"}, nd, 1);
-    for (std::size_t i = 0; i < nd; ++i)
-        if (k.strides[i] < 1 || k.dilation[i] < 1) c.fail("strides and dilation_rate must be at least 1");
+    k.strides = sizes_or(c, {"strides", "subsample", "subsample_length"}, nd, 1);
+    k.dilation = sizes_or(c, {"dilation_rate", "atrous_rate"}, nd, 1);
     k.padding = c.get_string("padding", c.get_string("border_mode", "valid"));
     if (k.padding != "valid" && k.padding != "same" && !(k.padding == "causal" && nd == 1))
         ctx.fail_unsupported("padding '" + k.padding + "'");
@@ -224,8 +220,7 @@ DepthwiseStart depthwise_start(LayerContext& ctx, std::size_t nd, bool filters, 
     d.k = read_conv(ctx, nd, filters);
     if (d.k.padding == "causal") ctx.fail_unsupported("causal padding for a " + what + " convolution");
     ctx.expect_weights(d.k.use_bias ? weights + 1 : weights);
-    d.mult = ctx.config().get_int("depth_multiplier", 1);
-    if (d.mult < 1) ctx.fail_format("depth_multiplier must be at least 1");
+    d.mult = ctx.config().get_size("depth_multiplier", 1, 1);
     d.x = input_2d(ctx, d.k, nd);
     d.cin = d.x->size(Axis::C);
     return d;
@@ -266,9 +261,7 @@ void transpose_conv(LayerContext& ctx, std::size_t nd) {
     const std::int64_t cin = x->size(Axis::C);
     Attributes a = conv_attrs(k, nd == 1);
     if (ctx.config().has("output_padding")) {
-        auto op = ctx.config().get_ints("output_padding", nd);
-        for (auto v : op)
-            if (v < 0) ctx.fail_format("output_padding must not be negative");
+        auto op = ctx.config().get_sizes("output_padding", nd, 0);
         if (nd == 1) op.insert(op.begin(), 0);
         a.set("output_padding", op);
     }

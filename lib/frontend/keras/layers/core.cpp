@@ -75,7 +75,7 @@ void dense(LayerContext& ctx) {
     const auto& c = ctx.config();
     const std::string units_key = c.first_of({"units", "output_dim"});
     if (units_key.empty()) c.fail("config has no 'units'");
-    const std::int64_t units = c.get_int(units_key.c_str());
+    const std::int64_t units = c.get_size(units_key.c_str());
     const bool use_bias = c.get_bool("use_bias", c.get_bool("bias", true));
     ctx.expect_weights(use_bias ? 2 : 1);
     const Value& x = ctx.input(0);
@@ -133,7 +133,7 @@ void reshape_layer(LayerContext& ctx) {
     for (auto d : target) {
         if (d == -1 || d == kDynamic) ++free;
         else if (d <= 0) ctx.fail_format("target_shape " + shape_str(target) + " has a bad dimension");
-        else known *= d;
+        else known = checked::product(ctx.where(), "config 'target_shape'", {known, d});
     }
     if (free > 1) ctx.fail_format("target_shape " + shape_str(target) + " has more than one -1");
     for (auto& d : target)

@@ -21,8 +21,8 @@ void embedding(LayerContext& ctx) {
     const auto& c = ctx.config();
     const std::string dim_key = c.first_of({"output_dim"});
     if (dim_key.empty()) c.fail("config has no 'output_dim'");
-    const std::int64_t V = c.get_int("input_dim"), D = c.get_int("output_dim");
-    if (V < 1 || D < 1) ctx.fail_format("input_dim " + std::to_string(V) + " and output_dim " + std::to_string(D) + " must be positive");
+    const std::int64_t V = c.get_size("input_dim"), D = c.get_size("output_dim");
+    checked::product(ctx.where(), "table input_dim * output_dim", {V, D});
     ctx.expect_weights(1);
     // Output axes: the input's positions plus a feature axis last, named as Keras positions.
     const Order out = positional_order(ctx.input(0).logical.ndim() + 1);

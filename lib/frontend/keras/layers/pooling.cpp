@@ -15,13 +15,11 @@ void pool(LayerContext& ctx, std::size_t nd, const char* kind) {
     const Order logical = spatial::logical(nd, cf);
     const Value x = ctx.relabel(ctx.input(0), logical);
     std::vector<std::int64_t> size(nd, 2), strides;
-    if (c.has("pool_size")) size = c.get_ints("pool_size", nd);
-    else if (nd == 1 && c.has("pool_length")) size = {c.get_int("pool_length")};
-    if (c.has("strides")) strides = c.get_ints("strides", nd);
-    else if (nd == 1 && c.has("stride")) strides = {c.get_int("stride")};
+    if (c.has("pool_size")) size = c.get_sizes("pool_size", nd);
+    else if (nd == 1 && c.has("pool_length")) size = {c.get_size("pool_length")};
+    if (c.has("strides")) strides = c.get_sizes("strides", nd);
+    else if (nd == 1 && c.has("stride")) strides = {c.get_size("stride")};
     else strides = size;
-    for (std::size_t i = 0; i < nd; ++i)
-        if (size[i] < 1 || strides[i] < 1) c.fail("pool_size and strides must be at least 1");
     const std::string padding = c.get_string("padding", c.get_string("border_mode", "valid"));
     if (padding != "valid" && padding != "same") ctx.fail_unsupported("padding '" + padding + "'");
     Attributes a;

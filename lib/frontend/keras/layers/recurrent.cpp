@@ -21,17 +21,20 @@ Gates join_keras1(LayerContext& ctx, const std::string& file_order, const std::s
                   std::int64_t units) {
     const std::size_t g = file_order.size();
     ctx.expect_weights(3 * g);
-    Gates out;
-    out.w.resize(static_cast<std::size_t>(in * g * units));
-    out.r.resize(static_cast<std::size_t>(units * g * units));
-    out.b.resize(static_cast<std::size_t>(g * units));
-    for (std::size_t k = 0; k < g; ++k) {
-        const std::size_t col = keras2_order.find(file_order[k]) * static_cast<std::size_t>(units);
+    for (std::size_t k = 0; k < g; ++k) {  // every shape checked before anything is allocated
         const WeightArray& W = ctx.weight(3 * k), &U = ctx.weight(3 * k + 1), &B = ctx.weight(3 * k + 2);
         if (W.shape != Shape{in, units} || U.shape != Shape{units, units} || B.shape != Shape{units})
             ctx.fail_shape("Keras 1 gate weights '" + W.name + "', '" + U.name + "', '" + B.name + "' have shapes " +
                            shape_str(W.shape) + ", " + shape_str(U.shape) + ", " + shape_str(B.shape) + ", expected " +
                            shape_str({in, units}) + ", " + shape_str({units, units}) + ", " + shape_str({units}));
+    }
+    Gates out;
+    out.w.resize(static_cast<std::size_t>(in * static_cast<std::int64_t>(g) * units));
+    out.r.resize(static_cast<std::size_t>(units * static_cast<std::int64_t>(g) * units));
+    out.b.resize(g * static_cast<std::size_t>(units));
+    for (std::size_t k = 0; k < g; ++k) {
+        const std::size_t col = keras2_order.find(file_order[k]) * static_cast<std::size_t>(units);
+        const WeightArray& W = ctx.weight(3 * k), &U = ctx.weight(3 * k + 1), &B = ctx.weight(3 * k + 2);
         const auto G = static_cast<std::size_t>(g * units), U_ = static_cast<std::size_t>(units);
         for (std::size_t i = 0; i < static_cast<std::size_t>(in); ++i)
             for (std::size_t j = 0; j < U_; ++j) out.w[i * G + col + j] = (*W.data)[i * U_ + j];
@@ -55,10 +58,13 @@ void recurrent(LayerContext& ctx, const std::string& type) {
                         " or the sequence alone, but is called with " + std::to_string(ctx.num_inputs()) + " inputs");
     const std::string units_key = c.first_of({"units", "output_dim"});
     if (units_key.empty()) c.fail("config has no 'units'");
-    const std::int64_t u = c.get_int(units_key.c_str());
+    const std::int64_t u = c.get_size(units_key.c_str());
     const std::int64_t g = type == "LSTM" ? 4 : type == "GRU" ? 3 : 1;
     const Value x = ctx.relabel(ctx.input(0), OrderNTC);
     const std::int64_t in = x.var->size(Axis::C);
+    // The kernels' sizes from the config alone, before any weight is looked at.
+    checked::product(ctx.where(), "kernel of " + units_key, {in, g, u});
+    checked::product(ctx.where(), "recurrent kernel of " + units_key, {u, g, u});
     const bool reset_after = type == "GRU" && c.get_bool("reset_after", false);
     if (c.get_bool("time_major", false)) ctx.fail_unsupported("time_major=True (inputs laid out (T, N, C)) is not supported");
     // Keras 1 stores one W/U/b triple per gate (LSTM: 12 arrays); with consume_less='gpu' it

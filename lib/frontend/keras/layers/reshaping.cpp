@@ -52,10 +52,8 @@ void upsampling(LayerContext& ctx, std::size_t nd) {
     const Order logical = spatial::logical(nd, cf);
     const Value x = ctx.relabel(ctx.input(0), logical);
     std::vector<std::int64_t> size(nd, 2);
-    if (c.has("size")) size = c.get_ints("size", nd);
-    else if (nd == 1 && c.has("length")) size = {c.get_int("length")};
-    for (auto s : size)
-        if (s < 1) c.fail("size must be at least 1");
+    if (c.has("size")) size = c.get_sizes("size", nd);
+    else if (nd == 1 && c.has("length")) size = {c.get_size("length")};
     const std::string interp = c.get_string("interpolation", "nearest");
     Attributes a;
     a.set("factors", size);
@@ -70,8 +68,7 @@ void upsampling(LayerContext& ctx, std::size_t nd) {
 
 void repeat_vector(LayerContext& ctx) {
     ctx.expect_inputs(1, 1);
-    const std::int64_t n = ctx.config().get_int("n");
-    if (n < 1) ctx.fail_format("n must be at least 1");
+    const std::int64_t n = ctx.config().get_size("n");
     const Value x = ctx.relabel(ctx.input(0), OrderNC);
     Attributes r;
     r.set("in_order", OrderNC);

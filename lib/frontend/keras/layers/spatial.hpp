@@ -55,7 +55,7 @@ inline std::vector<std::pair<std::int64_t, std::int64_t>> pairs(const LayerConte
     auto bad = [&]() { v.fail(std::string("config '") + key + "' should be an int, a list of ints or a list of pairs"); };
     auto num = [&](const Config& e) -> std::int64_t {
         if (e.kind() != Config::Kind::integer || e.as_int() < 0) bad();
-        return e.as_int();
+        return checked::in_range(ctx.where(), std::string("config '") + key + "'", e.as_int(), 0);
     };
     const bool list = v.kind() == Config::Kind::list;
     const std::size_t n = v.size();

@@ -31,9 +31,10 @@ Geometry read_geometry(NodeContext& ctx, const Shape& xs, const Shape& ws, bool 
     g.kernel.assign(ws.begin() + 2, ws.end());
     if (c.has("kernel_shape") && c.get_ints("kernel_shape") != std::vector<i64>(g.kernel.end() - static_cast<std::ptrdiff_t>(n), g.kernel.end()))
         ctx.fail_shape("kernel_shape does not match the weights' shape " + shape_str(ws));
-    g.strides = c.has("strides") ? c.get_ints("strides", n) : std::vector<i64>(n, 1);
-    g.dilations = c.has("dilations") ? c.get_ints("dilations", n) : std::vector<i64>(n, 1);
-    g.pads = c.has("pads") ? c.get_ints("pads", 2 * n) : std::vector<i64>(2 * n, 0);
+    // Each at most kMaxElements (get_sizes): the products below stay inside int64.
+    g.strides = c.has("strides") ? c.get_sizes("strides", n) : std::vector<i64>(n, 1);
+    g.dilations = c.has("dilations") ? c.get_sizes("dilations", n) : std::vector<i64>(n, 1);
+    g.pads = c.has("pads") ? c.get_sizes("pads", 2 * n, 0) : std::vector<i64>(2 * n, 0);
     if (lifted) {
         g.strides.insert(g.strides.begin(), 1);
         g.dilations.insert(g.dilations.begin(), 1);
@@ -213,8 +214,8 @@ void conv_transpose(NodeContext& ctx) {
     if (ws[0] != C) ctx.fail_shape("weights " + shape_str(ws) + " for " + std::to_string(C) + " input channels");
     Geometry g = read_geometry(ctx, xs, ws, one_d);
     const auto& c = ctx.config();
-    std::vector<i64> out_pad = c.has("output_padding") ? c.get_ints("output_padding", rank - 2) : std::vector<i64>(rank - 2, 0);
-    std::vector<i64> out_shape = c.has("output_shape") ? c.get_ints("output_shape", rank - 2) : std::vector<i64>{};
+    std::vector<i64> out_pad = c.has("output_padding") ? c.get_sizes("output_padding", rank - 2, 0) : std::vector<i64>(rank - 2, 0);
+    std::vector<i64> out_shape = c.has("output_shape") ? c.get_sizes("output_shape", rank - 2) : std::vector<i64>{};
     if (one_d) {
         out_pad.insert(out_pad.begin(), 0);
         if (!out_shape.empty()) out_shape.insert(out_shape.begin(), 1);

@@ -21,9 +21,10 @@ void pool(NodeContext& ctx) {
     const std::size_t rank = x0.logical.ndim();
     if (rank < 3 || rank > 5) ctx.fail_unsupported("a rank-" + std::to_string(rank) + " input (graft pools 1-D to 3-D)");
     const std::size_t nd = rank - 2;
-    std::vector<i64> k = c.get_ints("kernel_shape", nd);
-    std::vector<i64> s = c.has("strides") ? c.get_ints("strides", nd) : std::vector<i64>(nd, 1);
-    std::vector<i64> pads = c.has("pads") ? c.get_ints("pads", 2 * nd) : std::vector<i64>(2 * nd, 0);
+    // Each at most kMaxElements (get_sizes): the products below stay inside int64.
+    std::vector<i64> k = c.get_sizes("kernel_shape", nd);
+    std::vector<i64> s = c.has("strides") ? c.get_sizes("strides", nd) : std::vector<i64>(nd, 1);
+    std::vector<i64> pads = c.has("pads") ? c.get_sizes("pads", 2 * nd, 0) : std::vector<i64>(2 * nd, 0);
     const std::string auto_pad = c.get_string("auto_pad", "NOTSET");
     std::vector<i64> dil = c.has("dilations") ? c.get_ints("dilations", nd) : std::vector<i64>(nd, 1);
     for (auto d : dil)

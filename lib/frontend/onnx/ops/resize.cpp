@@ -97,7 +97,13 @@ void resize(NodeContext& ctx) {
     for (std::size_t i = 0; i < rank && !runtime; ++i) {
         if (scales[i] != 0 && !(scales[i] > 0 && std::isfinite(scales[i])))
             ctx.fail_format("scale " + std::to_string(scales[i]) + " along axis " + std::to_string(i) + " is not positive");
-        if (scales[i] != 0 && xs[i] != kDynamic) sizes[i] = static_cast<i64>(std::floor(static_cast<double>(scales[i]) * static_cast<double>(xs[i])));
+        if (scales[i] != 0 && xs[i] != kDynamic) {
+            const double out = std::floor(static_cast<double>(scales[i]) * static_cast<double>(xs[i]));
+            if (out > static_cast<double>(kMaxElements))  // before the conversion, which would overflow
+                ctx.fail_shape("scale " + std::to_string(scales[i]) + " along axis " + std::to_string(i) + " gives " +
+                               std::to_string(out) + " entries, beyond " + checked::limit_str(kMaxElements));
+            sizes[i] = static_cast<i64>(out);
+        }
     }
 
     std::vector<double> roi(2 * rank, 0.0);

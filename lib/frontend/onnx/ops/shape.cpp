@@ -354,7 +354,7 @@ void tile(NodeContext& ctx) {
     }
     if (const HostTensor* t = ctx.known(0)) {
         Shape out;
-        for (std::size_t d = 0; d < in.size(); ++d) out.push_back(in[d] * reps[d]);
+        for (std::size_t d = 0; d < in.size(); ++d) out.push_back(checked::product(ctx.where(), "tiled axis " + std::to_string(d), {in[d], reps[d]}));
         const auto n = static_cast<std::size_t>(numel(out));
         if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("a tiling to " + std::to_string(n) + " elements");
         std::vector<std::size_t> src(n);
