@@ -1,4 +1,5 @@
-// The plugin loader: a shared object through Boost.DLL, its info block checked before anything
+// The plugin loader: a shared object through Boost.DLL (its ELF headers checked before the
+// dynamic loader sees it, its entry symbol's type before it is called), its info block checked before anything
 // else, its registration run as the owner of what it adds (and undone if it fails).
 #define BOOST_DLL_USE_STD_FS 1  // std::filesystem: no boost_filesystem to link
 #include <boost/dll/shared_library.hpp>
@@ -17,6 +18,7 @@
 
 #include "graft/plugin.hpp"
 #include "graft/plugin_loader.hpp"
+#include "plugin/elf_check.hpp"
 
 namespace graft {
 
@@ -86,6 +88,7 @@ PluginRecord load_plugin(const std::string& path, Registry& registry) {
     // The library handle lives in a shared_ptr that every handler's owner shares. It is declared
     // before everything that may hold plugin code (exceptions, handlers), so it goes last.
     auto library = std::make_shared<boost::dll::shared_library>();
+    plugin::check_elf_file(absolute.string(), path);  // a truncated file would crash inside dlopen
     try {
         library->load(absolute, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
@@ -95,6 +98,8 @@ PluginRecord load_plugin(const std::string& path, Registry& registry) {
     if (!library->has(GRAFT_PLUGIN_ENTRY_NAME))
         throw PluginError(path + ": not a graft plugin: it exports no entry point '" GRAFT_PLUGIN_ENTRY_NAME
                           "' (define one with GRAFT_PLUGIN(...) from graft/plugin.hpp)");
+    // A data symbol of that name would be "called" into garbage: check its type and segment first.
+    plugin::check_entry_symbol(dlsym(library->native(), GRAFT_PLUGIN_ENTRY_NAME), GRAFT_PLUGIN_ENTRY_NAME, path);
     auto entry = library->get<const graft_plugin_info*()>(GRAFT_PLUGIN_ENTRY_NAME);
     const graft_plugin_info* info = entry();
     if (!info) throw PluginError(path + ": the plugin's entry point '" GRAFT_PLUGIN_ENTRY_NAME "' returned no info block");
