@@ -26,9 +26,7 @@ void pool(NodeContext& ctx) {
     std::vector<i64> s = c.has("strides") ? c.get_sizes("strides", nd) : std::vector<i64>(nd, 1);
     std::vector<i64> pads = c.has("pads") ? c.get_sizes("pads", 2 * nd, 0) : std::vector<i64>(2 * nd, 0);
     const std::string auto_pad = c.get_string("auto_pad", "NOTSET");
-    std::vector<i64> dil = c.has("dilations") ? c.get_ints("dilations", nd) : std::vector<i64>(nd, 1);
-    for (auto d : dil)
-        if (d < 1) ctx.fail_format("dilation " + std::to_string(d) + " (expected at least 1)");
+    std::vector<i64> dil = c.has("dilations") ? c.get_sizes("dilations", nd) : std::vector<i64>(nd, 1);
     const bool dilated = std::any_of(dil.begin(), dil.end(), [](i64 d) { return d != 1; });
     if (dilated && !max) ctx.fail_unsupported("dilated average pooling");
     if (max && c.get_int("storage_order", 0) != 0) ctx.fail_unsupported("storage_order 1");
