@@ -17,7 +17,9 @@ using i64 = std::int64_t;
 typedef float v16 __attribute__((vector_size(64)));
 }  // namespace
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__clang__)
+// Not under ThreadSanitizer: the clones' ifunc resolver runs while the program is relocated,
+// before the TSan runtime is up, and crashes (the `tsan` preset).
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool is_max) {
