@@ -35,6 +35,8 @@ if(_graft_type STREQUAL "SHARED_LIBRARY" AND NOT APPLE AND NOT WIN32)
   unset(_graft_rel)
 endif()
 install(TARGETS graft_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The sandboxed HDF5 reader, where libgraft looks for it (graft/hdf5_containment.hpp).
+install(TARGETS graft_h5_reader RUNTIME DESTINATION "${CMAKE_INSTALL_LIBEXECDIR}/graft")
 
 install(EXPORT graftCoreTargets NAMESPACE graft:: DESTINATION "${GRAFT_INSTALL_CMAKEDIR}")
 install(EXPORT graftTargets NAMESPACE graft:: DESTINATION "${GRAFT_INSTALL_CMAKEDIR}")

@@ -271,6 +271,7 @@ Graph load_graph(const std::string& path, const LoadOptions& options) {
         keras::Options ko;
         ko.weights_path = options.weights_path;
         ko.limits = options.limits;
+        ko.hdf5 = options.hdf5;
         g = keras::convert(path, reg, ko);
     }
     check_graph_limits(g, options.limits, path);

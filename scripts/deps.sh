@@ -11,6 +11,7 @@ packages=(
   libxtensor-dev libxsimd-dev                   # .npy I/O
   libonnx-dev libprotobuf-dev                   # ONNX models (ModelProto, checker)
   libzip-dev zipcmp zipmerge ziptool            # Keras 3 .keras archives (libzip's CMake config checks its tools exist)
+  libseccomp-dev pkg-config                     # the sandboxed HDF5 reader graft-h5-reader (seccomp filter)
   python3 python3-numpy python3-h5py            # the corpus checker
   doxygen                                       # the API reference (docs target, test docs_api)
 )

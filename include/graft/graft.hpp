@@ -33,6 +33,7 @@
 
 #include "graft/error.hpp"
 #include "graft/export.hpp"
+#include "graft/hdf5_containment.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/limits.hpp"
 #include "graft/plugin_loader.hpp"
@@ -63,6 +64,9 @@ struct LoadOptions {
     int threads = 1;
     /// What an untrusted file may ask for (sizes, nesting, node count); see graft/limits.hpp.
     Limits limits;
+    /// How a Keras model's HDF5 part is read: by default out of process, in the sandboxed helper
+    /// graft-h5-reader (see graft/hdf5_containment.hpp); `hdf5.enabled = false` reads in process.
+    Hdf5Containment hdf5;
 };
 
 class Session;

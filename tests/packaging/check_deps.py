@@ -35,6 +35,9 @@ PACKAGES = {
     "ONNX": ("onnx", "onnx"),
     "Protobuf": ("protobuf", "protobuf"),
     "Threads": None,
+    # pkg-config finds libseccomp for the sandboxed HDF5 reader graft-h5-reader (tools/CMakeLists.txt;
+    # Linux only, build-only, not part of the CMake package): a system library, like Threads.
+    "PkgConfig": None,
 }
 # vcpkg helper ports the portfile itself uses (host dependencies), not graft's dependencies.
 VCPKG_HELPERS = {"vcpkg-cmake", "vcpkg-cmake-config"}

@@ -31,6 +31,7 @@ for f in include/graft/graft.hpp include/graft/plugin.hpp include/graft/export.h
          include/graft/ir/graph.hpp include/graft/frontend/layer.hpp \
          "$libdir/cmake/graft/graftConfig.cmake" "$libdir/cmake/graft/graftConfigVersion.cmake" \
          "$libdir/cmake/graft/graftTargets.cmake" "$libdir/cmake/graft/graftCoreTargets.cmake" bin/graft \
+         libexec/graft/graft-h5-reader \
          "$libdir/graft/plugins/libgraft_bias_layer.so" "$libdir/graft/plugins/libgraft_channel_swish.so"; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
@@ -69,6 +70,9 @@ out=$("$prefix/bin/graft" --version)
 [[ $out == "graft $version" ]] || fail "installed 'graft --version' printed '$out', expected 'graft $version'"
 "$prefix/bin/graft" plugins "$prefix/$libdir/graft/plugins" | grep -q "converter  *keras:BiasLayer" \
   || fail "the installed tool does not load the installed plugins"
+# The installed tool reads HDF5 through the installed sandboxed reader, found relative to itself.
+GRAFT_H5_HELPER= "$prefix/bin/graft" run "$src/samples/models/iris/model.h5" --input "$src/samples/models/iris/input.npy" \
+  --output "$tmp/iris_cli.npy" || fail "the installed tool cannot read an .h5 model through libexec/graft/graft-h5-reader"
 
 # ---- 2. out-of-tree projects against the prefix ------------------------------------------------
 configure_and_build() {  # NAME SOURCE [cmake args...]
@@ -128,6 +132,9 @@ step "Conan test_package program"
 grep -q "keras Dense converter found" "$tmp/test_package.out" || fail "test_package"
 
 consumer=$tmp/consumer/graft_consumer
+# A program linking a static libgraft from a prefix other than the configured one is told where the
+# HDF5 reader is (docs/security.md); a shared libgraft finds it relative to itself.
+[[ $kind == static ]] && export GRAFT_H5_HELPER=$prefix/libexec/graft/graft-h5-reader
 iris=$src/samples/models/iris fixture=$src/tests/fixtures/keras/custom_bias_layer
 
 step "consumer: Iris sample model"

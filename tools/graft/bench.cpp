@@ -79,6 +79,7 @@ void bench(const BenchOptions& o) {
     const auto t0 = Clock::now();
     LoadOptions lo;
     lo.weights_path = o.model.weights;
+    lo.hdf5 = o.model.hdf5;
     lo.threads = o.threads;
     lo.opt_level = o.model.opt_level;
     Model model = load(o.model.path, lo);

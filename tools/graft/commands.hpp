@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "graft/hdf5_containment.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/verify.hpp"
 
@@ -16,6 +17,7 @@ struct ModelOptions {
     std::string config;   ///< --config: the model.to_json() file (instead of MODEL)
     std::vector<std::string> plugins;
     int opt_level = 2;  ///< -O0, -O1, -O2 (graft::optimize::pipeline_for)
+    Hdf5Containment hdf5;  ///< --hdf5-in-process, --hdf5-timeout (graft/hdf5_containment.hpp)
 };
 
 struct RunOptions {

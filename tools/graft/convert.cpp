@@ -18,6 +18,7 @@ namespace graft::cli {
 Graph convert_model(const ModelOptions& o) {
     LoadOptions options;
     options.weights_path = o.weights;
+    options.hdf5 = o.hdf5;
     return load_graph(o.path, options);
 }
 

@@ -160,6 +160,7 @@ std::string to_dot(const Graph& g) {
 static void check_only(const InspectOptions& o) {
     keras::Options options;
     options.weights_path = o.model.weights;
+    options.hdf5 = o.model.hdf5;
     const bool is_onnx = onnx::is_onnx_path(o.model.path);
     const char* noun = is_onnx ? "node" : "layer";
     const auto r = is_onnx ? onnx::check_model(o.model.path, default_registry()) : keras::check_model(o.model.path, default_registry(), options);

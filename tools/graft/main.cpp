@@ -50,6 +50,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
         ->allow_extra_args(false);
     cmd.add_option("-O", o.opt_level, "optimization level: -O0 layout only, -O1 safe folds, -O2 everything (default)")
         ->check(CLI::Range(0, 2));
+    cmd.add_flag_callback("--hdf5-in-process", [&o] { o.hdf5.enabled = false; },
+                          "read HDF5 (.h5, .keras) in this process, for trusted files; by default a sandboxed helper reads it");
+    cmd.add_option("--hdf5-timeout", o.hdf5.timeout_seconds, "seconds the sandboxed HDF5 reader may take per read (default 120)")
+        ->check(CLI::PositiveNumber);
 }
 
 /// MODEL or --config FILE (which needs --weights).

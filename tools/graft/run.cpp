@@ -117,6 +117,7 @@ void run(const RunOptions& o) {
         throw Error("nothing to do: give --output-dir DIR, --output FILE.npy or --print");
     LoadOptions load_options;
     load_options.weights_path = o.model.weights;
+    load_options.hdf5 = o.model.hdf5;
     load_options.opt_level = o.model.opt_level;
     const Model model = load(o.model.path, load_options);
     if (!o.verify.empty()) {  // the model must reproduce its reference pair before it is used

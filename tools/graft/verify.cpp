@@ -66,6 +66,7 @@ void verify(const VerifyOptions& o) {
         throw Error("give --manifest FILE, or --input NAME=FILE.npy ... with --expect NAME=FILE.npy ...");
     LoadOptions load_options;
     load_options.weights_path = o.model.weights;
+    load_options.hdf5 = o.model.hdf5;
     load_options.opt_level = o.model.opt_level;
     const Model model = load(o.model.path, load_options);
     const VerifyReport r = o.manifest.empty()

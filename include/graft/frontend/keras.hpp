@@ -6,6 +6,7 @@
 
 #include "graft/export.hpp"
 #include "graft/frontend/check.hpp"
+#include "graft/hdf5_containment.hpp"
 #include "graft/ir/graph.hpp"
 #include "graft/limits.hpp"
 #include "graft/registry.hpp"
@@ -17,6 +18,8 @@ struct Options {
     std::string weights_path;
     /// What the file may ask for (graft/limits.hpp).
     Limits limits;
+    /// How the HDF5 part is read: out of process in a sandbox by default (graft/hdf5_containment.hpp).
+    Hdf5Containment hdf5;
 };
 
 using Finding = graft::Finding;

@@ -210,7 +210,7 @@ private:
 
 /// Converts the whole model, collecting findings; `g` holds the graph when there are none.
 CheckReport convert_collecting(const std::string& path, const Registry& registry, const Options& options, Graph& g) {
-    ModelFile file(path, options.weights_path, options.limits);
+    ModelFile file(path, options.weights_path, options.limits, options.hdf5);
     const ModelSpec spec = parse_model_config(file.model_config(), path, file.keras_version());
     CheckReport report;
     Walker walker(file, registry, g, report);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/keras/h5_box.hpp"
 #include "frontend/keras/h5_internal.hpp"
 
 namespace graft::h5 {
@@ -284,6 +285,7 @@ void register_raw_vlen_strings() {
 using namespace detail;
 
 bool File::has_attribute(const std::string& obj, const std::string& name) const {
+    if (boxed_) return boxed_->has_attribute(obj, name);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     const FileImpl::Lookup l = f.find(obj);
@@ -291,6 +293,7 @@ bool File::has_attribute(const std::string& obj, const std::string& name) const 
 }
 
 std::optional<std::string> File::string_attribute(const std::string& obj, const std::string& name) const {
+    if (boxed_) return boxed_->string_attribute(obj, name);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     const FileImpl::Lookup l = f.find(obj);
@@ -310,6 +313,7 @@ std::optional<std::string> File::string_attribute(const std::string& obj, const 
 
 std::optional<std::vector<std::string>> File::string_list_attribute(const std::string& obj,
                                                                     const std::string& name) const {
+    if (boxed_) return boxed_->string_list_attribute(obj, name);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     const FileImpl::Lookup l = f.find(obj);

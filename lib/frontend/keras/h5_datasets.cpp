@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "frontend/keras/h5_box.hpp"
 #include "frontend/keras/h5_internal.hpp"
 
 namespace graft::h5 {
@@ -108,6 +109,7 @@ void check_storage(const FileImpl& f, hid_t ds, const std::string& norm, const s
 using namespace detail;
 
 FloatArray File::read_floats(const std::string& dataset, std::int64_t max_elements, bool integers) const {
+    if (boxed_) return boxed_->read_floats(dataset, max_elements, integers);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     std::string norm;
@@ -138,6 +140,7 @@ FloatArray File::read_floats(const std::string& dataset, std::int64_t max_elemen
 }
 
 std::vector<std::int64_t> File::dataset_shape(const std::string& dataset) const {
+    if (boxed_) return boxed_->dataset_shape(dataset);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     std::string norm;

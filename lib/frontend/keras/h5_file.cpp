@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "frontend/keras/h5_box.hpp"
 #include "frontend/keras/h5_internal.hpp"
 
 namespace graft::h5 {
@@ -129,9 +130,15 @@ void init_hdf5() {
 }  // namespace
 
 File::File(std::unique_ptr<FileImpl> impl) : impl_(std::move(impl)) {}
+File::File(std::unique_ptr<Boxed> boxed) : boxed_(std::move(boxed)) {}
 File::File(File&&) noexcept = default;
 File& File::operator=(File&&) noexcept = default;
 File::~File() = default;  // FileImpl's FileId closes the file under the mutex
+
+File File::open(const std::string& path, const Hdf5Containment& box) {
+    if (!box.enabled) return open(path);
+    return File(std::make_unique<Boxed>(path, box));
+}
 
 File File::open(const std::string& path) {
     namespace fs = std::filesystem;
@@ -190,22 +197,26 @@ File File::open(const std::string& path) {
 
 const std::string& File::path() const {
     static const std::string empty;
+    if (boxed_) return boxed_->path();
     return impl_ ? impl_->path : empty;
 }
 
 bool File::has_group(const std::string& path) const {
+    if (boxed_) return boxed_->has_group(path);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     return f.kind(path) == H5I_GROUP;
 }
 
 bool File::has_dataset(const std::string& path) const {
+    if (boxed_) return boxed_->has_dataset(path);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     return f.kind(path) == H5I_DATASET;
 }
 
 std::vector<std::string> File::children(const std::string& group) const {
+    if (boxed_) return boxed_->children(group);
     Lock lock(hdf5_mutex());
     const FileImpl& f = live(impl_);
     std::string norm;

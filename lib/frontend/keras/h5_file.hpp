@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "graft/hdf5_containment.hpp"
+
 namespace graft::h5 {
 
 namespace detail {
 struct FileImpl;  // h5_internal.hpp
+class Boxed;      // h5_box.hpp
 }
 
 /// A float32 array read from a dataset, C order.
@@ -28,6 +31,10 @@ public:
     /// Opens read-only. Throws IOError if the file cannot be read, FormatError if it is not
     /// HDF5 (or is truncated/corrupt).
     static File open(const std::string& path);
+    /// Opens per `box`: in this process if !box.enabled, else in the sandboxed helper
+    /// graft-h5-reader (h5_box.hpp), which answers every read below; its crash, hang or
+    /// resource overrun is a FormatError naming the file.
+    static File open(const std::string& path, const Hdf5Containment& box);
 
     File(File&&) noexcept;
     File& operator=(File&&) noexcept;
@@ -69,7 +76,9 @@ public:
 
 private:
     explicit File(std::unique_ptr<detail::FileImpl> impl);
+    explicit File(std::unique_ptr<detail::Boxed> boxed);
     std::unique_ptr<detail::FileImpl> impl_;
+    std::unique_ptr<detail::Boxed> boxed_;  // set instead of impl_ when read out of process
 };
 
 }  // namespace graft::h5

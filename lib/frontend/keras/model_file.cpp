@@ -198,7 +198,7 @@ ModelFile::~ModelFile() = default;
 void ModelFile::open_keras_archive(const std::string& path) {
     KerasArchive a = read_keras_archive(path);
     try {
-        weights_ = std::make_unique<h5::File>(h5::File::open(a.weights_path));
+        weights_ = std::make_unique<h5::File>(h5::File::open(a.weights_path, box_));
     } catch (const FormatError& e) {
         std::remove(a.weights_path.c_str());
         throw FormatError(path + ": model.weights.h5 (extracted to " + a.weights_path + "): " + e.what());
@@ -228,14 +228,14 @@ void ModelFile::open_keras_archive(const std::string& path) {
     for (const auto& [name, w] : archive_weights_) layer_names_.push_back(name);
 }
 
-ModelFile::ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits)
-    : limits_(limits), path_(path) {
+ModelFile::ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits, const Hdf5Containment& box)
+    : limits_(limits), path_(path), box_(box) {
     if (weights_path.empty() && is_zip_file(path)) {
         open_keras_archive(path);
         return;
     }
     if (weights_path.empty()) {
-        weights_ = std::make_unique<h5::File>(h5::File::open(path));
+        weights_ = std::make_unique<h5::File>(h5::File::open(path, box_));
         weights_file_ = path;
         auto config = weights_->string_attribute("/", "model_config");
         if (!config)
@@ -253,7 +253,7 @@ ModelFile::ModelFile(const std::string& path, const std::string& weights_path, c
         parse_json(doc_, text.str(), path, limits_);
         if (doc_.HasMember("keras_version") && doc_["keras_version"].IsString()) keras_version_ = doc_["keras_version"].GetString();
         if (doc_.HasMember("backend") && doc_["backend"].IsString()) backend_ = doc_["backend"].GetString();
-        weights_ = std::make_unique<h5::File>(h5::File::open(weights_path));
+        weights_ = std::make_unique<h5::File>(h5::File::open(weights_path, box_));
         weights_file_ = weights_path;
         weights_root_ = weights_->has_group("/model_weights") ? "/model_weights" : "/";
         if (keras_version_.empty()) keras_version_ = weights_->string_attribute(weights_root_, "keras_version").value_or("");

@@ -20,8 +20,9 @@ class ModelFile {
 public:
     /// `path` is a full-model .h5 or .keras, or a model.to_json() file when `weights_path` is given.
     /// Every weight's declared shape is checked against `limits` (elements per tensor, total
-    /// bytes) before any is decoded.
-    ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits = {});
+    /// bytes) before any is decoded; HDF5 is read per `box` (in the sandboxed helper by default;
+    /// graft/hdf5_containment.hpp).
+    ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits = {}, const Hdf5Containment& box = {});
     ~ModelFile();
     ModelFile(const ModelFile&) = delete;
     ModelFile& operator=(const ModelFile&) = delete;
@@ -50,6 +51,7 @@ private:
     // .keras: weights by layer name, found at layers/<snake_case class>[_N]/... (see keras_zip.hpp)
     bool keras_archive_ = false;
     std::map<std::string, std::vector<WeightArray>> archive_weights_;
+    Hdf5Containment box_;
     void open_keras_archive(const std::string& path);
 };
 
