@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "graft/backend/output_set.hpp"
 #include "graft/frontend/keras.hpp"
 #include "graft/frontend/onnx.hpp"
 #include "graft/graft.hpp"
@@ -180,7 +181,7 @@ void inspect(const InspectOptions& o) {
     optimize::pipeline_for(o.model.opt_level, "native").run(graph, default_registry(), &report, o.passes);
     print_summary(o.model.path, graph);
     if (o.passes) print_passes(report);
-    if (!o.dot.empty()) write_files_atomically({{o.dot, to_dot(graph)}});
+    if (!o.dot.empty()) write_file_atomically(o.dot, to_dot(graph));
 }
 
 }  // namespace graft::cli

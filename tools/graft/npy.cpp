@@ -102,33 +102,4 @@ std::string npy_bytes(const Tensor& t) {
     return with_elements(t, [&](const auto* p) { return xt::dump_npy(xt::adapt(p, t.size(), xt::no_ownership(), shape)); });
 }
 
-void write_files_atomically(const std::vector<FileContent>& files) {
-    static std::atomic<unsigned> counter{0};
-    std::vector<fs::path> temps;
-    auto cleanup = [&] {
-        std::error_code ignored;
-        for (const auto& t : temps) fs::remove(t, ignored);
-    };
-    try {
-        for (const auto& [path, content] : files) {
-            temps.push_back(path.parent_path() /
-                            fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(), counter++));
-            std::ofstream out(temps.back(), std::ios::binary | std::ios::trunc);
-            out.write(content.data(), static_cast<std::streamsize>(content.size()));
-            out.close();
-            if (!out)
-                throw IOError(
-                    fmt::format("cannot write {}: {}", path.string(), std::generic_category().message(errno)));
-        }
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            std::error_code ec;
-            fs::rename(temps[i], files[i].first, ec);
-            if (ec) throw IOError(fmt::format("cannot write {}: {}", files[i].first.string(), ec.message()));
-        }
-    } catch (...) {
-        cleanup();
-        throw;
-    }
-}
-
 }  // namespace graft::cli

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "graft/backend/output_set.hpp"
 #include "graft/graft.hpp"
 #include "npy.hpp"
 
@@ -73,17 +74,14 @@ std::string output_file_name(const std::string& name) {
 }
 
 void write_outputs(const Model& m, const std::vector<Tensor>& outputs, const RunOptions& o) {
-    std::vector<FileContent> files;
     if (!o.output.empty()) {
-        files.emplace_back(o.output, npy_bytes(outputs.front()));
-    } else {
-        std::error_code ec;
-        fs::create_directories(o.output_dir, ec);
-        if (ec) throw IOError(fmt::format("cannot create output directory {}: {}", o.output_dir, ec.message()));
-        for (std::size_t i = 0; i < outputs.size(); ++i)
-            files.emplace_back(fs::path(o.output_dir) / output_file_name(m.output_name(i)), npy_bytes(outputs[i]));
+        write_file_atomically(o.output, npy_bytes(outputs.front()));
+        return;
     }
-    write_files_atomically(files);
+    // The .npy files appear as one set, replacing a previous run's (graft/backend/output_set.hpp).
+    std::vector<OutputFile> files;
+    for (std::size_t i = 0; i < outputs.size(); ++i) files.emplace_back(output_file_name(m.output_name(i)), npy_bytes(outputs[i]));
+    write_output_set(o.output_dir, files, {".npy"}, "the outputs", true);
 }
 
 /// Shape, the first values of each row (a row is one batch item) and, for a 2-D output, the top classes.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/cpp/generator.hpp"
+#include "graft/backend/output_set.hpp"
 #include "rt/headers.hpp"
 #include "graft/optimize/passes.hpp"
 
@@ -282,28 +283,10 @@ Sources generate_sources(Graph graph, const Registry& registry, const Options& o
 
 Result generate(Graph graph, const Registry& registry, const Options& options, const std::string& out_dir) {
     Sources s = generate_sources(std::move(graph), registry, options);
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (!fs::is_directory(out_dir)) throw IOError("cannot create directory " + out_dir + (ec ? ": " + ec.message() : ""));
-    std::vector<std::pair<fs::path, fs::path>> written;
-    try {
-        for (const auto& [name, text] : s.files) {
-            const fs::path target = fs::path(out_dir) / name, tmp = fs::path(out_dir) / (name + ".tmp");
-            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            out.write(text.data(), static_cast<std::streamsize>(text.size()));
-            out.close();
-            if (!out) throw IOError("cannot write " + tmp.string());
-            written.emplace_back(tmp, target);
-        }
-        for (const auto& [tmp, target] : written) {
-            fs::rename(tmp, target, ec);
-            if (ec) throw IOError("cannot rename " + tmp.string() + " to " + target.string() + ": " + ec.message());
-            s.info.files.push_back(target.string());
-        }
-    } catch (...) {
-        for (const auto& [tmp, target] : written) fs::remove(tmp, ec);
-        throw;
-    }
+    // The parent directories are created; the files themselves appear as one set (a new .hpp
+    // never sits beside an old .cpp), replacing a previous generated set.
+    write_output_set(out_dir, s.files, {".hpp", ".cpp", ".weights"}, "the generated C++", true);
+    for (const auto& [name, text] : s.files) s.info.files.push_back((fs::path(out_dir) / name).string());
     return s.info;
 }
 

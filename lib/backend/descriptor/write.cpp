@@ -1,5 +1,5 @@
-// The descriptor writer: graph.json (RapidJSON, fixed key order) and weights.bin, written into a
-// temporary directory that is renamed into place at the end.
+// The descriptor writer: graph.json (RapidJSON, fixed key order) and weights.bin, written as one
+// set (graft/backend/output_set.hpp).
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +16,7 @@
 
 #include "backend/descriptor/common.hpp"
 #include "graft/backend/descriptor.hpp"
+#include "graft/backend/output_set.hpp"
 #include "graft/optimize/passes.hpp"
 #include "graft/version.hpp"
 #include "optimize/at_batch1.hpp"
@@ -218,13 +219,6 @@ std::string graph_json(const Graph& g, const Registry& reg, const std::map<const
     return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
 
-void write_file(const fs::path& p, const std::string& content) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) throw IOError("cannot write " + p.string() + ": " + std::generic_category().message(errno));
-}
-
 }  // namespace
 
 bool is_descriptor(const std::string& path) {
@@ -238,43 +232,9 @@ void write(const Graph& g, const Registry& reg, const std::string& dir) {
     const std::string bin = pack_weights(g, places);
     const std::string json = graph_json(g, reg, places, bin);
 
-    fs::path target = fs::path(dir).lexically_normal();
-    if (target.filename().empty()) target = target.parent_path();
-    if (target.empty()) throw IOError("cannot write a descriptor to '" + dir + "': no directory name");
-    std::error_code ec;
-    if (fs::exists(target, ec)) {
-        const bool replaceable = fs::is_directory(target, ec) && (fs::is_empty(target, ec) || is_descriptor(target.string()));
-        if (!replaceable)
-            throw IOError("cannot write a descriptor to " + target.string() + ": it exists and is not a graft descriptor directory");
-    }
-    const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    if (!fs::is_directory(parent, ec))
-        throw IOError("cannot write a descriptor to " + target.string() + ": directory " + parent.string() + " does not exist");
-    static std::atomic<unsigned> counter{0};
-    const std::string stem = "." + target.filename().string() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    const fs::path tmp = parent / (stem + ".tmp"), old = parent / (stem + ".old");
-    try {
-        if (!fs::create_directory(tmp, ec) || ec)
-            throw IOError("cannot create " + tmp.string() + ": " + (ec ? ec.message() : std::string("it exists")));
-        write_file(tmp / detail::kWeightsFile, bin);
-        write_file(tmp / detail::kGraphFile, json);
-        bool moved_old = false;
-        if (fs::exists(target)) {
-            fs::rename(target, old, ec);
-            if (ec) throw IOError("cannot replace " + target.string() + ": " + ec.message());
-            moved_old = true;
-        }
-        fs::rename(tmp, target, ec);
-        if (ec) {
-            const std::string why = ec.message();
-            if (moved_old) fs::rename(old, target, ec);
-            throw IOError("cannot write " + target.string() + ": " + why);
-        }
-        if (moved_old) fs::remove_all(old, ec);
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
-    }
+    // graph.json and weights.bin appear together or not at all; an existing descriptor is replaced.
+    write_output_set(dir, {{detail::kWeightsFile, bin}, {detail::kGraphFile, json}}, {detail::kGraphFile, detail::kWeightsFile},
+                     "a descriptor");
 }
 
 }  // namespace graft::descriptor
