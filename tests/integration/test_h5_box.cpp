@@ -120,6 +120,19 @@ TEST_CASE("h5 box: malformed or lying replies are refused before anything is all
     CHECK_THAT(liar, Catch::Contains("1099511627776 values"));
 }
 
+TEST_CASE("h5 box: files that crash HDF5 in process are FormatErrors naming them, host unharmed", "[h5box]") {
+    // tests/fixtures/bad/README.md: found by tests/fuzz/mutate.py; never read in process here.
+    const std::string path = source_path("tests/fixtures/bad/hdf5_crash_attr_exists.h5").string();
+    CHECK_THROWS_AS(graft::load(path), graft::FormatError);
+    CHECK_THROWS_WITH(graft::load(path), Catch::StartsWith(path + ": "));
+    const auto r = run_cli({"run", path, "--input", source_path("tests/fixtures/bad/input_wrong_shape.npy").string(), "--print"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("graft: error: " + path + ": "));
+    // This one crashes the sandboxed reader too.
+    const std::string permute = source_path("tests/fixtures/bad/hdf5_crash_permute.h5").string();
+    CHECK_THROWS_WITH(graft::load(permute), Catch::StartsWith(permute + ": /model_weights/permute_1: the HDF5 reader "));
+}
+
 TEST_CASE("h5 box: the helper is found via $GRAFT_H5_HELPER, and a missing one is named", "[h5box]") {
     ::setenv("GRAFT_H5_HELPER", GRAFT_FAKE_H5_READER, 1);
     std::string msg;
