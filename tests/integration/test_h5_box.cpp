@@ -128,9 +128,12 @@ TEST_CASE("h5 box: files that crash HDF5 in process are FormatErrors naming them
     const auto r = run_cli({"run", path, "--input", source_path("tests/fixtures/bad/input_wrong_shape.npy").string(), "--print"});
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.err, Catch::StartsWith("graft: error: " + path + ": "));
-    // This one crashes the sandboxed reader too.
+    // This one crashed the sandboxed reader too when it was found; since the loader checks every
+    // declared weight before decoding (limits), HDF5 reports the broken header instead. Either
+    // way: a FormatError naming the file and the group.
     const std::string permute = source_path("tests/fixtures/bad/hdf5_crash_permute.h5").string();
-    CHECK_THROWS_WITH(graft::load(permute), Catch::StartsWith(permute + ": /model_weights/permute_1: the HDF5 reader "));
+    CHECK_THROWS_AS(graft::load(permute), graft::FormatError);
+    CHECK_THROWS_WITH(graft::load(permute), Catch::StartsWith(permute + ": /model_weights/permute_1: "));
 }
 
 TEST_CASE("h5 box: the helper is found via $GRAFT_H5_HELPER, and a missing one is named", "[h5box]") {
