@@ -155,15 +155,14 @@ void grid_sample(NodeContext& ctx) {
     const Value& x = ctx.input(0);
     if (x.logical.ndim() != 4 || ctx.input(1).logical.ndim() != 4)
         ctx.fail_unsupported("GridSample of a rank-" + std::to_string(x.logical.ndim()) + " input (graft samples 4-D N, C, H, W images)");
+    // graft's op checks mode and padding_mode (UnsupportedError naming the node); opset 20 renamed
+    // two modes.
     std::string mode = ctx.config().get_string("mode", "bilinear");
-    if (mode == "linear") mode = "bilinear";  // opset 20's names
+    if (mode == "linear") mode = "bilinear";
     if (mode == "cubic") mode = "bicubic";
-    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") ctx.fail_unsupported("mode '" + mode + "'");
-    const std::string padding = ctx.config().get_string("padding_mode", "zeros");
-    if (padding != "zeros" && padding != "border" && padding != "reflection") ctx.fail_unsupported("padding_mode '" + padding + "'");
     Attributes a;
     a.set("mode", mode);
-    a.set("padding_mode", padding);
+    a.set("padding_mode", ctx.config().get_string("padding_mode", "zeros"));
     a.set("align_corners", ctx.config().get_int("align_corners", 0) != 0);
     // By position, x's axes are N, C, H, W and the grid's N, Ho, Wo, then the coordinates (C).
     Variable* grid = laid_out(ctx, ctx.input(1), OrderNHWC, OrderNHWC, "grid");
