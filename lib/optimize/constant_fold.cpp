@@ -8,12 +8,14 @@ namespace graft::optimize::passes {
 
 namespace {
 
-bool foldable(const Operator& op) {
+bool foldable(const Graph& g, const Operator& op) {
     if (op.inputs().empty()) return false;
     for (const auto& [n, v] : op.inputs())
         if (!v->is_constant()) return false;
+    // A graph output stays a computed variable (a model whose output is a constant, such as ONNX's
+    // Shape of a static input, copies it there when it runs).
     for (const auto& [n, v] : op.outputs())
-        if (v->dtype() != DType::float32 || v->numel() < 0) return false;
+        if (v->dtype() != DType::float32 || v->numel() < 0 || g.is_output(v)) return false;
     return true;
 }
 
@@ -24,7 +26,7 @@ bool constant_fold(Graph& g, const Registry& reg) {
     if (!eval) return false;
     bool changed = false;
     for (Operator* op : g.topological_order()) {
-        if (!foldable(*op)) continue;
+        if (!foldable(g, *op)) continue;
         std::vector<std::vector<float>> values;
         try {
             values = eval->evaluate(*op, reg);

@@ -1,6 +1,6 @@
 // The ONNX frontend on fixtures of its own (tests/fixtures/onnx/make_onnx.py; references computed
 // there by numpy, not by graft): a small CNN with initializers and a symbolic batch, run at two
-// batch sizes and through the descriptor; and untrusted files refused with typed errors that name
+// batch sizes and through the descriptor; outputs that are constants of the model; and untrusted files refused with typed errors that name
 // the file, the node or value, what was found and what was expected.
 #include <catch2/catch.hpp>
 
@@ -60,6 +60,29 @@ TEST_CASE("onnx: a converted model survives the descriptor round trip", "[onnx]"
     graft::descriptor::write(graft::onnx::convert((kFx / "small_cnn.onnx").string(), reg), reg, (dir / "d").string());
     auto model = graft::load((dir / "d").string());
     check_close(model.run({load_npy(kFx / "small_cnn_x.npy")})[0], load_npy(kFx / "small_cnn_y.npy"), 1e-5f);
+}
+
+TEST_CASE("onnx: outputs computed from constants only are written like computed ones", "[onnx]") {
+    // Shape of the fixed dimensions (int64) and a Constant, beside a Relu; natively at two batch
+    // sizes and through the descriptor.
+    const auto x = load_npy(kFx / "constant_outputs_x.npy");
+    const auto dims = load_npy(kFx / "constant_outputs_dims.npy"), table = load_npy(kFx / "constant_outputs_table.npy");
+    const auto& reg = graft::default_registry();
+    TempDir dir;
+    graft::descriptor::write(graft::onnx::convert((kFx / "constant_outputs.onnx").string(), reg), reg, (dir / "d").string());
+    for (const auto& path : {(kFx / "constant_outputs.onnx").string(), (dir / "d").string()}) {
+        INFO(path);
+        auto model = graft::load(path);
+        REQUIRE(model.output_dtype(0) == graft::DType::int64);
+        for (const auto& in : {x, rows(x, 1, 2)}) {
+            const auto out = model.run({in});
+            REQUIRE(out.size() == 3);
+            CHECK(out[0].values<std::int64_t>() == dims.values<std::int64_t>());
+            check_close(out[1], table, 0.0f);
+            check_close(out[2], in.shape()[0] == 2 ? load_npy(kFx / "constant_outputs_r.npy")
+                                                   : rows(load_npy(kFx / "constant_outputs_r.npy"), 1, 2), 0.0f);
+        }
+    }
 }
 
 TEST_CASE("onnx: untrusted files get typed errors naming what is wrong", "[onnx]") {

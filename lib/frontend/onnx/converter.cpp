@@ -176,10 +176,16 @@ private:
             auto it = slots_.find(vo.name());
             if (it == slots_.end()) throw FormatError(file_.path + ": output '" + vo.name() + "' is never produced");
             Value v = it->second.value;
-            if (!v.var)
-                throw UnsupportedError(file_.path + ": output '" + vo.name() +
-                                       "' is a constant of the model (computed from constants only); graft's outputs are computed values");
-            // Outputs leave in the model's own layout (the logical order), each in a variable of its own.
+            if (!v.var && it->second.known) {  // computed from constants only (Shape of a static input, Constant)
+                const HostTensor& t = *it->second.known;
+                const Order o = positional_order(t.shape.size());
+                v = Value{g_.add_constant(g_.unique_name(vo.name() + "/value"), o, t.shape,
+                                          std::make_shared<const std::vector<float>>(t.floats())),
+                          o};
+            }
+            if (!v.var) throw FormatError(file_.path + ": output '" + vo.name() + "' has no value");
+            // Outputs leave in the model's own layout (the logical order), each in a variable of its own
+            // (a constant output is copied into one when the model runs: constant_fold keeps that copy).
             if (v.var->order() != v.logical || g_.is_input(v.var) || g_.is_output(v.var) || v.var->is_constant()) {
                 Attributes a;
                 a.set("order", v.logical);
