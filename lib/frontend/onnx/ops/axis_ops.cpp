@@ -44,6 +44,8 @@ void topk(NodeContext& ctx) {
     i64 k = 0;
     if (!k_input) {
         k = ctx.config().get_int("k");
+    } else if (!ctx.has_input(1)) {
+        ctx.fail_format("input 1 (k) is missing");
     } else if (ctx.known(1)) {
         const auto ks = ctx.known_ints(1, "k");
         if (ks.size() != 1) ctx.fail_shape("k holds " + std::to_string(ks.size()) + " values, expected one");
