@@ -1,0 +1,72 @@
+// ONNX's Einsum, CumSum, TopK and OneHot through the ONNX frontend, against an independent
+// reference: torch's forward for the models torch exports (torch.einsum, torch.cumsum,
+// torch.topk), numpy for those written with onnx.helper (CumSum exclusive / reverse, OneHot,
+// TopK-1). tests/fixtures/onnx/make_torch_ops.py writes the files; manifest.json lists them.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "graft/frontend/onnx.hpp"
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using graft_test::compare;
+using graft_test::load_npy;
+using graft_test::read_manifest;
+using graft_test::source_path;
+
+namespace {
+
+const fs::path kDir = source_path("tests/fixtures/onnx/ops");
+
+}  // namespace
+
+TEST_CASE("onnx/ops: Einsum, CumSum, TopK and OneHot match torch / numpy", "[onnx][onnx_ops]") {
+    const auto doc = read_manifest(kDir);
+    const auto& models = doc["models"];
+    REQUIRE(models.Size() > 0);
+    for (const auto& m : models.GetArray()) {
+        const std::string file = m["file"].GetString();
+        SECTION(file) {
+            auto model = graft::load((kDir / file).string());
+            std::vector<graft::Tensor> inputs;
+            for (const auto& f : m["inputs"].GetArray()) inputs.push_back(load_npy(kDir / f.GetString()));
+            const auto got = model.run(inputs);
+            REQUIRE(got.size() == m["outputs"].Size());
+            double worst = 0;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                const auto want = load_npy(kDir / m["outputs"][static_cast<rapidjson::SizeType>(i)].GetString());
+                INFO("output " << i << ": shape " << graft::shape_str(got[i].shape()) << ", reference " << graft::shape_str(want.shape()));
+                CHECK(got[i].dtype() == want.dtype());
+                const auto c = compare(got[i], want, 1e-5, 1e-4);
+                INFO(c.num_off << " values off, first at flat index " << c.first_off << ", max abs err " << c.max_abs_err);
+                CHECK(c.ok());
+                worst = std::max(worst, c.max_abs_err);
+            }
+            fmt::print("onnx/ops {:<34} max_abs_err={:.3g}\n", file, worst);
+        }
+    }
+}
+
+TEST_CASE("onnx/ops: an Einsum graft does not take is refused naming the node and the equation", "[onnx][onnx_ops]") {
+    const auto doc = read_manifest(kDir);
+    for (const auto& f : doc["refused"].GetArray()) {
+        const std::string file = f.GetString();
+        INFO(file);
+        try {
+            graft::load((kDir / file).string());
+            FAIL("converted");
+        } catch (const graft::UnsupportedError& e) {
+            const std::string msg = e.what();
+            INFO(msg);
+            CHECK(msg.find("'diag'") != std::string::npos);
+            CHECK(msg.find("bii->bi") != std::string::npos);
+            CHECK(msg.find("diagonal") != std::string::npos);
+            CHECK(msg.find("graft takes Einsum of one or two operands") != std::string::npos);
+        }
+    }
+}
