@@ -4,6 +4,7 @@
 // TopK-1). tests/fixtures/onnx/make_torch_ops.py writes the files; manifest.json lists them.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -68,5 +69,24 @@ TEST_CASE("onnx/ops: an Einsum graft does not take is refused naming the node an
             CHECK(msg.find("diagonal") != std::string::npos);
             CHECK(msg.find("graft takes Einsum of one or two operands") != std::string::npos);
         }
+    }
+}
+
+TEST_CASE("onnx/ops: a k or depth fed that differs from the declared output shape gives NaN, not a wrong shape", "[onnx][onnx_ops]") {
+    SECTION("TopK") {
+        auto model = graft::load((kDir / "topk_runtime_k.onnx").string());
+        const auto x = load_npy(kDir / "topk_runtime_k_in0.npy");
+        const auto got = model.run(std::vector<graft::Tensor>{x, graft::Tensor(graft::Shape{1}, std::vector<std::int64_t>{2})});  // declared: k = 3
+        REQUIRE(got.size() == 2);
+        CHECK(got[0].shape() == graft::Shape{2, 3});
+        for (std::size_t i = 0; i < got[0].size(); ++i) CHECK(std::isnan(got[0].at_double(i)));
+    }
+    SECTION("OneHot") {
+        auto model = graft::load((kDir / "onehot_runtime_depth.onnx").string());
+        const auto got = model.run(std::vector<graft::Tensor>{load_npy(kDir / "onehot_runtime_depth_in0.npy"), graft::Tensor(graft::Shape{}, std::vector<std::int64_t>{5}),
+                                    load_npy(kDir / "onehot_runtime_depth_in2.npy")});  // declared: depth 4
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].shape() == graft::Shape{3, 4});
+        for (std::size_t i = 0; i < got[0].size(); ++i) CHECK(std::isnan(got[0].at_double(i)));
     }
 }
