@@ -63,8 +63,8 @@ void emit_one_hot(cpp::EmitContext& ctx) {
     const auto a = OneHotAttrs::parse(ctx.op());
     cpp::use(ctx, "integer");
     ctx.constant_i64("n", in(ctx.op(), "indices").numel(), "indices");
-    ctx.constant_i64("depth", a.depth, "entries along the new axis " + a.axis.name());
-    ctx.line("graft_rt::one_hot({}, {}, {}, n, depth, {});", ctx.input("indices"), ctx.input("values"), ctx.output("y"),
+    ctx.constant_i64("len", a.depth, "depth: entries along the new axis " + a.axis.name());
+    ctx.line("graft_rt::one_hot({}, {}, {}, n, len, {});", ctx.input("indices"), ctx.input("values"), ctx.output("y"),
              cpp::input_or_null(ctx, "depth"));
 }
 
