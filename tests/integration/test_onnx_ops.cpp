@@ -32,7 +32,8 @@ TEST_CASE("onnx/ops: Einsum, CumSum, TopK and OneHot match torch / numpy", "[onn
     REQUIRE(models.Size() > 0);
     for (const auto& m : models.GetArray()) {
         const std::string file = m["file"].GetString();
-        SECTION(file) {
+        const std::string label = file + " on " + m["inputs"][0].GetString();  // a model may run on several inputs
+        SECTION(label) {
             auto model = graft::load((kDir / file).string());
             std::vector<graft::Tensor> inputs;
             for (const auto& f : m["inputs"].GetArray()) inputs.push_back(load_npy(kDir / f.GetString()));
@@ -48,7 +49,7 @@ TEST_CASE("onnx/ops: Einsum, CumSum, TopK and OneHot match torch / numpy", "[onn
                 CHECK(c.ok());
                 worst = std::max(worst, c.max_abs_err);
             }
-            fmt::print("onnx/ops {:<34} max_abs_err={:.3g}\n", file, worst);
+            fmt::print("onnx/ops {:<60} max_abs_err={:.3g}\n", label, worst);
         }
     }
 }
