@@ -21,6 +21,7 @@ void register_builtin_ops(Registry& r) {
     register_fused(r);
     register_broadcast(r);
     register_reduce(r);
+    register_along_axis(r);
     register_integer(r);
 }
 

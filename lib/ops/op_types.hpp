@@ -66,6 +66,7 @@ inline constexpr const char* kMasking = "Masking";
 inline constexpr const char* kCast = "Cast";
 inline constexpr const char* kGather = "Gather";
 inline constexpr const char* kWhere = "Where";
+inline constexpr const char* kOneHot = "OneHot";
 
 // attention/
 inline constexpr const char* kAttention = "Attention";
@@ -89,5 +90,7 @@ inline constexpr const char* kArgMax = "ArgMax";
 inline constexpr const char* kArgMin = "ArgMin";
 inline constexpr const char* kHardmax = "Hardmax";
 inline constexpr const char* kDet = "Det";
+inline constexpr const char* kTopK = "TopK";      // reduce/along_axis.cpp
+inline constexpr const char* kCumSum = "CumSum";  // reduce/along_axis.cpp
 
 }  // namespace graft::ops

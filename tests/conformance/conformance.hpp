@@ -71,6 +71,7 @@ std::vector<Example> fused_examples();
 std::vector<Example> broadcast_examples();
 std::vector<Example> reduce_examples();
 std::vector<Example> integer_examples();
+std::vector<Example> along_axis_examples();
 
 // ---- helpers for writing examples ----------------------------------------------------------
 

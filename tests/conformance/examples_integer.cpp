@@ -1,4 +1,4 @@
-// Conformance examples: Cast, Gather and Where (values of other dtypes, held as exact floats).
+// Conformance examples: Cast, Gather, Where and OneHot (values of other dtypes, held as exact floats).
 #include <cmath>
 
 #include "reference.hpp"
@@ -83,6 +83,32 @@ std::vector<Example> integer_examples() {
         return std::vector<Expected>{like("y", in[1], [&](const Pos& p, std::int64_t) { return at(in[0], p) != 0 ? at(in[1], p) : at(in[2], p); })};
     };
     v.push_back(w);
+
+    // OneHot of indices [N, T] into a new last axis D of depth 5: negative indices count from the
+    // end, out-of-range and NaN ones give rows of off, fractional ones are truncated; the values
+    // (off, on) a model input or a constant, and depth also fed as an input (the same value).
+    for (bool runtime : {false, true}) {
+        Example h;
+        h.op_type = "OneHot";
+        h.name = std::string("depth 5, negative and out-of-range indices, values ") + (runtime ? "an input, depth fed" : "a constant");
+        const Axis d("D");
+        const std::int64_t depth = 5;
+        h.attrs.set("axis", d);
+        h.attrs.set("depth", depth);
+        h.inputs = {input("indices", graft::OrderNTC, {2, 3, 2}, 407), Operand{"values", graft::OrderC, {2}, !runtime, {-0.5f, 3.f}}};
+        h.inputs[0].data = {0, 4, -1, -5, 5, -6, 2.7f, -2.5f, 1, 3, std::nanf(""), 2};
+        if (runtime) h.inputs.push_back(Operand{"depth", graft::OrderC, {1}, true, {5.f}});
+        h.reference = [=](const std::vector<Operand>& in) {
+            const Operand& idx = find(in, "indices");
+            const Operand& val = find(in, "values");
+            return std::vector<Expected>{output("y", Order{Axis::N, Axis::T, Axis::C, d}, {2, 3, 2, depth}, [&](const Pos& p, std::int64_t) {
+                double k = std::trunc(at(idx, p));
+                if (k < 0) k += static_cast<double>(depth);
+                return k == static_cast<double>(p.at("D")) ? static_cast<double>(val.data[1]) : static_cast<double>(val.data[0]);
+            })};
+        };
+        v.push_back(h);
+    }
     return v;
 }
 

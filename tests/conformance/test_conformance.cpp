@@ -41,7 +41,8 @@ using graft::Tensor;
 std::vector<Example> all_examples() {
     std::vector<Example> all;
     for (auto part : {elementwise_examples(), shape_examples(), resize_examples(), linear_conv_examples(), sequence_examples(), conv_more_examples(),
-                      recurrent_examples(), fused_examples(), broadcast_examples(), reduce_examples(), integer_examples()})
+                      recurrent_examples(), fused_examples(), broadcast_examples(), reduce_examples(), integer_examples(),
+                      along_axis_examples()})
         all.insert(all.end(), part.begin(), part.end());
     return all;
 }

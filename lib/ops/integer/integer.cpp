@@ -1,5 +1,5 @@
 // The integer family (integer.hpp): schemas, native kernel builders and C++ emitters of Cast,
-// Gather and Where. Both backends run graft_rt/integer.hpp.
+// Gather, Where and OneHot. Both backends run graft_rt/integer.hpp.
 #include "ops/integer/integer.hpp"
 
 #include "ops/emit_util.hpp"
@@ -25,7 +25,48 @@ GatherAttrs::Geometry GatherAttrs::geometry(const Operator& op) const {
     return {s.outer, s.len, s.inner, in(op, "indices").numel()};
 }
 
+OneHotAttrs OneHotAttrs::parse(const Operator& op) {
+    OneHotAttrs a{op.attrs().get_axis("axis", op.describe()), op.attr<std::int64_t>("depth")};
+    checked::in_range(op.describe(), "depth", a.depth);
+    const Variable& idx = in(op, "indices");
+    if (idx.order().has(a.axis)) shape_fail(op, "indices " + idx.describe() + " already have the new axis " + a.axis.name());
+    checked::product(op.describe(), "output elements", {idx.numel(), a.depth});
+    if (in(op, "values").numel() != 2) shape_fail(op, "values " + in(op, "values").describe() + " should hold 2 values (off, on)");
+    if (const Variable* d = op.input_or_null("depth"); d && d->numel() != 1)
+        shape_fail(op, "input depth " + d->describe() + " should hold one value");
+    return a;
+}
+
 namespace {
+
+Outputs infer_one_hot(const Operator& op) {
+    const auto a = OneHotAttrs::parse(op);
+    const Variable& idx = in(op, "indices");
+    std::vector<Axis> axes = idx.order().axes();
+    axes.push_back(a.axis);
+    Shape shape = idx.shape();
+    shape.push_back(a.depth);
+    return {{"y", {Order(std::move(axes)), shape, in(op, "values").dtype()}}};
+}
+
+std::unique_ptr<native::Kernel> build_one_hot(native::BuildContext& b) {
+    const auto a = OneHotAttrs::parse(b.op());
+    const std::int64_t n = in(b.op(), "indices").numel();
+    const auto idx = b.in("indices"), values = b.in("values"), y = b.out("y");
+    const auto depth_fed = optional_in(b, "depth");
+    return native::make_kernel([=](const native::RunContext& c) {
+        graft_rt::one_hot(c.at(idx), c.at(values), c.at(y), n, a.depth, at_or_null(c, depth_fed));
+    });
+}
+
+void emit_one_hot(cpp::EmitContext& ctx) {
+    const auto a = OneHotAttrs::parse(ctx.op());
+    cpp::use(ctx, "integer");
+    ctx.constant_i64("n", in(ctx.op(), "indices").numel(), "indices");
+    ctx.constant_i64("len", a.depth, "depth: entries along the new axis " + a.axis.name());
+    ctx.line("graft_rt::one_hot({}, {}, {}, n, len, {});", ctx.input("indices"), ctx.input("values"), ctx.output("y"),
+             cpp::input_or_null(ctx, "depth"));
+}
 
 Outputs infer_cast(const Operator& op) {
     const Variable& x = in(op, "x");
@@ -129,6 +170,12 @@ void register_integer(Registry& r) {
         .required_order(order_of_a)
         .integer_inputs({"c", "a", "b"})
         .add(r, build_where, emit_where);
+    OpDef(kOneHot, {"indices", "values", "depth?"}, infer_one_hot,
+          "y = indices with a new last axis `axis` of size `depth`: values[1] where its index is indices' value (negative: from "
+          "the end), values[0] elsewhere (out of range: everywhere); optional input depth: the depth fed when the model runs, "
+          "checked against attribute depth (NaN when they differ)")
+        .integer_inputs({"indices", "values", "depth"})
+        .add(r, build_one_hot, emit_one_hot);
 }
 
 }  // namespace graft::ops

@@ -8,6 +8,12 @@
 //                         indices may be of any dtype (floats are truncated).
 //   Where    c, a, b      y = c != 0 ? a : b, all three with the same axes and sizes (broadcast
 //                         before); c may be of any dtype, y has a's.
+//   OneHot   indices, values, depth?   attrs axis (a new axis), depth (>= 1). y = indices' axes
+//                         (their memory order) then `axis` of size depth: values[1] (on) where
+//                         the position along `axis` is the index (truncated; negative: from the
+//                         end), values[0] (off) elsewhere; an index out of range gives a row of
+//                         off. Optional input depth (one value): the depth fed when the model runs,
+//                         checked against attr depth (NaN throughout when they differ).
 // The kernels are graft_rt/integer.hpp's on both backends.
 #pragma once
 
@@ -33,6 +39,13 @@ struct GatherAttrs {
         std::int64_t outer = 1, len = 1, inner = 1, m = 1;
     };
     Geometry geometry(const Operator& op) const;
+};
+
+struct OneHotAttrs {
+    Axis axis;
+    std::int64_t depth = 1;
+    /// Checks depth (ShapeError naming the op), values (2 of them) and that indices lack `axis`.
+    static OneHotAttrs parse(const Operator& op);
 };
 
 }  // namespace graft::ops

@@ -11,6 +11,14 @@
 //   Det      x   attr axes (rows, columns: x's last two in memory): the determinant of each
 //                square matrix; y is x without them.
 // The kernels are graft_rt's (graft_rt/reduce.hpp) on both backends.
+//
+// Ops along one axis (along_axis.cpp, kernels graft_rt/along_axis.hpp), outputs in x's order:
+//   TopK     x, k?  attrs axis, k (1 to x's size along axis), largest (default true), sorted
+//                (ignored: always sorted). values, indices: x with `axis` of size k holding the k
+//                largest (smallest) entries, equal values by the lower index (NaN: above every
+//                number), and their indices as float32 values. Optional input k (one value): the
+//                k the model is fed when it runs; one that differs from attr k gives NaN values.
+//   CumSum   x   attrs axis, exclusive, reverse (default false): running sums along `axis`.
 #pragma once
 
 #include <cstdint>

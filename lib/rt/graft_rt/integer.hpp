@@ -1,4 +1,4 @@
-// graft_rt/integer.hpp - values of other dtypes than float32: Cast, Gather and Where. Every value
+// graft_rt/integer.hpp - values of other dtypes than float32: Cast, Gather, Where and OneHot. Every value
 // is held in float32 words (an integer or bool value exactly), so these kernels read and write
 // floats; Cast rounds to what the target dtype can hold.
 #pragma once
@@ -75,6 +75,23 @@ inline void gather(const float* x, const float* idx, float* y, i64 outer, i64 le
 /// y[i] = c[i] != 0 ? a[i] : b[i] (ONNX Where; all of one shape and layout).
 inline void where(const float* c, const float* a, const float* b, float* y, i64 n) {
     for (i64 i = 0; i < n; ++i) y[i] = c[i] != 0.f ? a[i] : b[i];
+}
+
+/// y [n, depth] = the one-hot rows of indices [n]: y[i, d] = values[1] (on) where d is indices[i]
+/// (truncated toward zero; a negative index counts from the end, -1 is depth - 1), values[0]
+/// (off) elsewhere; an index outside [-depth, depth), or NaN, gives a row of off values (ONNX
+/// OneHot). `depth_fed`: null, or the depth the model was fed when it runs (a model input): y's
+/// shape was fixed when converting, so a depth that differs gives NaN throughout.
+inline void one_hot(const float* indices, const float* values, float* y, i64 n, i64 depth, const float* depth_fed) {
+    const bool ok = !depth_fed || std::trunc(static_cast<double>(depth_fed[0])) == static_cast<double>(depth);
+    const float off = ok ? values[0] : std::nanf(""), on = ok ? values[1] : std::nanf("");
+    for (i64 i = 0; i < n; ++i) {
+        float* row = y + i * depth;
+        for (i64 d = 0; d < depth; ++d) row[d] = off;
+        double v = std::trunc(static_cast<double>(indices[i]));
+        if (v < 0) v += static_cast<double>(depth);
+        if (ok && v >= 0 && v < static_cast<double>(depth)) row[static_cast<i64>(v)] = on;  // NaN fails both
+    }
 }
 
 }  // namespace graft_rt

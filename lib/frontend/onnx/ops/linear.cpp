@@ -98,6 +98,15 @@ void matmul(NodeContext& ctx) {
     for (std::size_t i = 0; i + 2 < xs.size(); ++i) batch = (batch == kDynamic || xs[i] == kDynamic) ? kDynamic : batch * xs[i];
     const std::int64_t M = xs[xs.size() - 2], K = xs.back(), N = ys.back();
     const Value x3 = reshape(ctx, x, {batch, M, K}, "x3"), y3 = reshape(ctx, y, {batch, K, N}, "y3");
+    const Value r = batch_matmul(ctx, x3, y3);
+    Shape out(xs.begin(), xs.end() - 1);
+    out.push_back(N);
+    ctx.set_outputs({reshape(ctx, r, out, "unbatch")});
+}
+
+}  // namespace
+
+Value batch_matmul(NodeContext& ctx, const Value& x3, const Value& y3, const std::string& suffix) {
     // x3 [N, C, T] = [B, M, K], y3 [N, C, T] = [B, K, N]: contract x's T with y's C.
     Attributes a;
     a.set("batch", Axis::N);
@@ -106,13 +115,8 @@ void matmul(NodeContext& ctx) {
     a.set("out_order", OrderNCT);
     a.set("x_free", std::vector<std::string>{"C"});
     a.set("y_free", std::vector<std::string>{"T"});
-    const Value r = emit(ctx, ops::kBatchMatMul, {{"x", x3.var}, {"y", y3.var}}, std::move(a), OrderNCT);
-    Shape out(xs.begin(), xs.end() - 1);
-    out.push_back(N);
-    ctx.set_outputs({reshape(ctx, r, out, "unbatch")});
+    return emit(ctx, ops::kBatchMatMul, {{"x", x3.var}, {"y", y3.var}}, std::move(a), OrderNCT, suffix);
 }
-
-}  // namespace
 
 void register_linear(Registry& r) {
     add(r, "Gemm", gemm);

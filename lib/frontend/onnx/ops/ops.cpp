@@ -101,6 +101,8 @@ void register_converters(Registry& r) {
     register_reduce(r);
     register_recurrent(r);
     register_resize(r);
+    register_axis_ops(r);
+    register_einsum(r);
 }
 
 }  // namespace graft::onnx

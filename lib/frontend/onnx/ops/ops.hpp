@@ -53,6 +53,9 @@ Value scalar(NodeContext& ctx, float v, const std::string& name);
 Value activation(NodeContext& ctx, const Value& x, const std::string& fn, double alpha = 0, double max_value = -1,
                  double threshold = 0, const std::string& suffix = "");
 
+/// graft's BatchMatMul of x3 [B, M, K] and y3 [B, K, N] (logical NCT both) as [B, M, N] (NCT).
+Value batch_matmul(NodeContext& ctx, const Value& x3, const Value& y3, const std::string& suffix = "");
+
 /// A reduction (graft's Reduce: kind sum, mean, max, ...) of `x` over ONNX axes (none: all).
 Value reduce(NodeContext& ctx, const Value& x, const std::string& kind, const std::vector<std::int64_t>& axes, bool keepdims,
              const std::string& suffix);
@@ -68,6 +71,8 @@ void register_normalization(Registry& r);  // normalization.cpp: BatchNormalizat
 void register_reduce(Registry& r);         // reduce.cpp: Reduce*, ArgMax, ArgMin
 void register_recurrent(Registry& r);      // recurrent.cpp: RNN, GRU, LSTM
 void register_resize(Registry& r);         // resize.cpp: Resize, Upsample
+void register_axis_ops(Registry& r);       // axis_ops.cpp: TopK, CumSum, OneHot
+void register_einsum(Registry& r);         // einsum.cpp: Einsum
 
 /// Every ONNX converter graft ships.
 void register_converters(Registry& r);
