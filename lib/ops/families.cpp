@@ -7,6 +7,7 @@ namespace graft::ops {
 void register_builtin_ops(Registry& r) {
     register_linear(r);
     register_conv(r);
+    register_local_conv(r);
     register_pool(r);
     register_activation(r);
     register_elementwise(r);

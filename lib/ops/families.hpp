@@ -24,6 +24,7 @@ void register_recurrent(Registry& r);      // lib/ops/recurrent: SimpleRNN, LSTM
 void register_attention(Registry& r);      // lib/ops/attention: Attention
 void register_linear(Registry& r);  // lib/ops/linear: Linear, BatchMatMul
 void register_conv(Registry& r);    // lib/ops/conv: Conv1D/2D/3D, DepthwiseConv2D, ConvTranspose2D/3D
+void register_local_conv(Registry& r);  // lib/ops/conv/local.cpp: LocallyConnected2D
 void register_broadcast(Registry& r);  // lib/ops/broadcast: Binary
 void register_integer(Registry& r);   // lib/ops/integer: Cast, Gather, Where
 void register_reduce(Registry& r);     // lib/ops/reduce: Reduce, ArgMax, ArgMin, Hardmax

@@ -17,6 +17,7 @@ inline constexpr const char* kConv3D = "Conv3D";
 inline constexpr const char* kDepthwiseConv2D = "DepthwiseConv2D";
 inline constexpr const char* kConvTranspose2D = "ConvTranspose2D";
 inline constexpr const char* kConvTranspose3D = "ConvTranspose3D";
+inline constexpr const char* kLocallyConnected2D = "LocallyConnected2D";
 
 // pool/
 inline constexpr const char* kPool2D = "Pool2D";

@@ -38,5 +38,6 @@ void register_wrappers(Registry& r);  // wrappers.cpp: Bidirectional, TimeDistri
 void register_embedding(Registry& r);  // embedding.cpp: Embedding, Masking
 void register_attention(Registry& r);  // attention.cpp: Attention, AdditiveAttention, MultiHeadAttention
 void register_reshaping(Registry& r);  // reshaping.cpp: ZeroPadding, Cropping, UpSampling, RepeatVector
+void register_local(Registry& r);      // local.cpp: LocallyConnected1D, LocallyConnected2D
 
 }  // namespace graft::keras
