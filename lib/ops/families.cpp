@@ -15,6 +15,7 @@ void register_builtin_ops(Registry& r) {
     register_normalization(r);
     register_shape(r);
     register_recurrent(r);
+    register_conv_lstm(r);
     register_embedding(r);
     register_attention(r);
     register_resize(r);

@@ -57,6 +57,7 @@ inline constexpr const char* kSpaceToDepth = "SpaceToDepth";
 inline constexpr const char* kSimpleRNN = "SimpleRNN";
 inline constexpr const char* kLSTM = "LSTM";
 inline constexpr const char* kGRU = "GRU";
+inline constexpr const char* kConvLSTM2D = "ConvLSTM2D";
 
 // embedding/
 inline constexpr const char* kEmbedding = "Embedding";

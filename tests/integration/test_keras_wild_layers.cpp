@@ -1,5 +1,6 @@
-// Keras LocallyConnected1D/2D configs and weights that do not fit: typed errors naming the layer
-// and the field (the fixtures locally_connected1d/2d with their config edited; the weights stay).
+// Keras LocallyConnected1D/2D and ConvLSTM1D/2D configs and weights that do not fit: typed errors
+// naming the layer and the field (the fixtures locally_connected1d/2d and conv_lstm2d with their
+// config edited; the weights stay).
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -59,4 +60,20 @@ TEST_CASE("keras LocallyConnected: a kernel of another implementation's layout i
 TEST_CASE("keras LocallyConnected: a window larger than the input is a shape error", "[keras][local]") {
     CHECK_THROWS_WITH(load_edited("locally_connected1d", "\"kernel_size\": [3]", "\"kernel_size\": [11]"),
                       Contains("'lc1d_impl1_relu' (LocallyConnected1D)") && Contains("smaller than the kernel size"));
+}
+
+TEST_CASE("keras ConvLSTM: stateful is refused by name", "[keras][conv_lstm]") {
+    CHECK_THROWS_AS(load_edited("conv_lstm2d", "\"stateful\": false", "\"stateful\": true"), graft::UnsupportedError);
+    CHECK_THROWS_WITH(load_edited("conv_lstm2d", "\"stateful\": false", "\"stateful\": true"),
+                      Contains("'clstm_seq_same' (ConvLSTM2D)") && Contains("stateful"));
+}
+
+TEST_CASE("keras ConvLSTM: kernels that do not fit the config are shape errors naming the weight", "[keras][conv_lstm]") {
+    // clstm_seq_same has 3 filters: its (3, 3, 2, 12) kernel does not fit 4 filters
+    CHECK_THROWS_AS(load_edited("conv_lstm2d", "\"filters\": 3", "\"filters\": 4"), graft::ShapeError);
+    CHECK_THROWS_WITH(load_edited("conv_lstm2d", "\"filters\": 3", "\"filters\": 4"),
+                      Contains("'clstm_seq_same' (ConvLSTM2D)") && Contains("kernel"));
+    CHECK_THROWS_AS(load_edited("conv_lstm2d", "\"kernel_size\": [3, 3]", "\"kernel_size\": [3, 2]"), graft::ShapeError);
+    CHECK_THROWS_AS(load_edited("conv_lstm2d", "\"padding\": \"same\"", "\"padding\": \"causal\""),
+                    graft::UnsupportedError);
 }
