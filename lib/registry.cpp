@@ -22,6 +22,8 @@ std::unique_ptr<Registry> make_builtin_registry() {
     keras::register_embedding(*r);
     keras::register_attention(*r);
     keras::register_reshaping(*r);
+    keras::register_local(*r);
+    keras::register_conv_lstm(*r);
     onnx::register_converters(*r);
     return r;
 }

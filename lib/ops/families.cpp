@@ -7,6 +7,7 @@ namespace graft::ops {
 void register_builtin_ops(Registry& r) {
     register_linear(r);
     register_conv(r);
+    register_local_conv(r);
     register_pool(r);
     register_activation(r);
     register_elementwise(r);
@@ -14,6 +15,7 @@ void register_builtin_ops(Registry& r) {
     register_normalization(r);
     register_shape(r);
     register_recurrent(r);
+    register_conv_lstm(r);
     register_embedding(r);
     register_attention(r);
     register_resize(r);

@@ -21,9 +21,11 @@ void register_fused(Registry& r);        // ops/fused: FusedElementwise
 void register_normalization(Registry& r);  // lib/ops/normalization: LayerNorm, GroupNorm, L2Normalize, LRN
 void register_embedding(Registry& r);      // lib/ops/embedding: Embedding, NonZeroMask, Masking
 void register_recurrent(Registry& r);      // lib/ops/recurrent: SimpleRNN, LSTM, GRU
+void register_conv_lstm(Registry& r);      // lib/ops/recurrent/conv_lstm.cpp: ConvLSTM2D
 void register_attention(Registry& r);      // lib/ops/attention: Attention
 void register_linear(Registry& r);  // lib/ops/linear: Linear, BatchMatMul
 void register_conv(Registry& r);    // lib/ops/conv: Conv1D/2D/3D, DepthwiseConv2D, ConvTranspose2D/3D
+void register_local_conv(Registry& r);  // lib/ops/conv/local.cpp: LocallyConnected2D
 void register_broadcast(Registry& r);  // lib/ops/broadcast: Binary
 void register_integer(Registry& r);   // lib/ops/integer: Cast, Gather, Where, OneHot
 void register_reduce(Registry& r);     // lib/ops/reduce: Reduce, ArgMax, ArgMin, Hardmax, Det

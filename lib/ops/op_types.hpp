@@ -17,6 +17,7 @@ inline constexpr const char* kConv3D = "Conv3D";
 inline constexpr const char* kDepthwiseConv2D = "DepthwiseConv2D";
 inline constexpr const char* kConvTranspose2D = "ConvTranspose2D";
 inline constexpr const char* kConvTranspose3D = "ConvTranspose3D";
+inline constexpr const char* kLocallyConnected2D = "LocallyConnected2D";
 
 // pool/
 inline constexpr const char* kPool2D = "Pool2D";
@@ -56,6 +57,7 @@ inline constexpr const char* kSpaceToDepth = "SpaceToDepth";
 inline constexpr const char* kSimpleRNN = "SimpleRNN";
 inline constexpr const char* kLSTM = "LSTM";
 inline constexpr const char* kGRU = "GRU";
+inline constexpr const char* kConvLSTM2D = "ConvLSTM2D";
 
 // embedding/
 inline constexpr const char* kEmbedding = "Embedding";

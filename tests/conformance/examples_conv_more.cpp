@@ -1,5 +1,5 @@
-// Conformance examples: Conv3D, the transposed convolutions (ConvTranspose2D, ConvTranspose3D)
-// and BatchMatMul.
+// Conformance examples: Conv3D, the transposed convolutions (ConvTranspose2D, ConvTranspose3D),
+// LocallyConnected2D and BatchMatMul.
 //
 // The convolutions follow Keras on TensorFlow: a forward convolution pads like tf.nn.conv
 // ("same": ceil(in / stride) outputs, the padding split with the odd one after); a transposed one
@@ -131,6 +131,39 @@ Example conv(const std::string& type, const ConvSpec& cs, bool transpose, unsign
     return e;
 }
 
+/// LocallyConnected2D: y[n, i, j, f] = b[i, j, f] + the sum over taps (a, b) and input channels c
+/// of x[n, i * sh - ph + a, j * sw - pw + b, c] * w[i, j, a, b, c, f], taps outside x left out.
+/// `h`, `w`: input size, kernel size, stride, pad (Dim's d field is the pad here).
+Example local(const std::string& name, std::int64_t n, Dim h, Dim w, std::int64_t cin, std::int64_t cout, bool bias,
+              unsigned seed) {
+    Example e;
+    e.op_type = "LocallyConnected2D";
+    e.name = name;
+    const std::int64_t oh = (h.in + 2 * h.d - h.k) / h.s + 1, ow = (w.in + 2 * w.d - w.k) / w.s + 1;
+    e.attrs.set("strides", std::vector<std::int64_t>{h.s, w.s});
+    e.attrs.set("pads", std::vector<std::int64_t>{h.d, w.d});
+    const Order wo{Axis("OH"), Axis("OW"), Axis::H, Axis::W, Axis::C, Axis::N};
+    e.inputs = {input("x", OrderNHWC, {n, h.in, w.in, cin}, seed),
+                input("w", wo, {oh, ow, h.k, w.k, cin, cout}, seed + 1, true, -1.f, 1.f)};
+    if (bias) e.inputs.push_back(input("b", Order{Axis("OH"), Axis("OW"), Axis::C}, {oh, ow, cout}, seed + 2, true));
+    e.reference = [=](const std::vector<Operand>& in) {
+        return std::vector<Expected>{output("y", OrderNHWC, {n, oh, ow, cout}, [&](const Pos& p, std::int64_t) {
+            const std::int64_t i = p.at("H"), j = p.at("W"), f = p.at("C");
+            double acc = bias ? at(in[2], Pos{{"OH", i}, {"OW", j}, {"C", f}}) : 0.0;
+            for (std::int64_t a = 0; a < h.k; ++a)
+                for (std::int64_t b = 0; b < w.k; ++b) {
+                    const std::int64_t y = i * h.s - h.d + a, x = j * w.s - w.d + b;
+                    if (y < 0 || y >= h.in || x < 0 || x >= w.in) continue;
+                    for (std::int64_t c = 0; c < cin; ++c)
+                        acc += at(in[0], Pos{{"N", p.at("N")}, {"H", y}, {"W", x}, {"C", c}}) *
+                               at(in[1], Pos{{"OH", i}, {"OW", j}, {"H", a}, {"W", b}, {"C", c}, {"N", f}});
+                }
+            return acc;
+        })};
+    };
+    return e;
+}
+
 /// BatchMatMul: per item of N, x's axis `xk` contracted with y's axis `yk`; the result's axes are
 /// N, x's other axes, then y's other axes (Keras batch_dot), named by out_order. "x's other axes"
 /// are x's axes as the example lists them: which axis of x becomes which axis of the result must
@@ -209,6 +242,12 @@ std::vector<Example> conv_more_examples() {
           ConvSpec{"2x3x2 same, strides 2, output_padding 1,0,1", 1, {{"D", 2, 2, 2, 1, 1}, {"H", 2, 3, 2, 1, 0}, {"W", 3, 2, 2, 1, 1}}, 2, 2, true, false, false}})
         v.push_back(conv("ConvTranspose3D", cs, true, next()));
 
+    // Dim{axis, input size, kernel size, stride, pad}
+    v.push_back(local("3x3 valid, bias", 2, {"H", 4, 3, 1, 0}, {"W", 5, 3, 1, 0}, 3, 2, true, next()));
+    v.push_back(local("2x3, strides 2x1, pads 1x1 (Keras same: taps outside)", 1, {"H", 5, 2, 2, 1}, {"W", 4, 3, 1, 1}, 2,
+                      3, false, next()));
+    v.push_back(local("1x3 on a height of 1, strides 1x2, pads 0x1, bias", 3, {"H", 1, 1, 1, 0}, {"W", 6, 3, 2, 1}, 2, 4,
+                      true, next()));
     const graft::Order nwc{Axis::N, Axis::W, Axis::C}, ncw{Axis::N, Axis::C, Axis::W}, nct{Axis::N, Axis::C, Axis::T};
     v.push_back(matmul("NTC . NWC over C (Keras Dot, axes 2 and 2)", graft::OrderNTC, {2, 3, 4}, Axis::C, nwc, {2, 5, 4}, Axis::C,
                        graft::Order{Axis::N, Axis::T, Axis::W}, next()));

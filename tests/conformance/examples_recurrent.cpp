@@ -1,5 +1,5 @@
-// Conformance examples: the recurrent layers (SimpleRNN, LSTM, GRU) and Attention, with Keras'
-// definitions:
+// Conformance examples: the recurrent layers (SimpleRNN, LSTM, GRU, ConvLSTM2D) and Attention,
+// with Keras' definitions:
 //   SimpleRNN  h = act(x W + h R + b)
 //   LSTM       gates i, f, c, o (column blocks of W, R, b, in that order): i = rec(.), f = rec(.),
 //              g = act(.), o = rec(.); c = f * c + i * g; h = o * act(c)
@@ -20,6 +20,7 @@
 //              masked; y_i = softmax(s) . v (Keras' dense attention, MultiHeadAttention's core).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "reference.hpp"
 
@@ -215,6 +216,105 @@ Example attention(const Att& a, unsigned seed) {
     return e;
 }
 
+/// ConvLSTM2D: an LSTM (gates i, f, c, o as above) whose products are convolutions: z = conv(x_t,
+/// w) with the strides, dilations and TF padding given, + b, + conv(h, r) at stride 1, dilation 1,
+/// TF same padding. States [n, oh, ow, f] start at zero.
+struct ConvLstm {
+    std::string name;
+    std::int64_t n, t, h, w, cin, kh, kw, f;
+    std::int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+    bool same = false, bias = true, sequences = false, state = false, backwards = false;
+    std::string act = "tanh", rec = "sigmoid";
+};
+
+/// One axis of TF's forward convolution: output size and leading pad.
+std::pair<std::int64_t, std::int64_t> tf_span(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, bool same) {
+    const std::int64_t reach = (k - 1) * d + 1;
+    if (!same) return {(in - reach) / s + 1, 0};
+    const std::int64_t out = (in + s - 1) / s;
+    return {out, std::max<std::int64_t>((out - 1) * s + reach - in, 0) / 2};
+}
+
+Example conv_lstm(const ConvLstm& cl, unsigned seed) {
+    Example e;
+    e.op_type = "ConvLSTM2D";
+    e.name = cl.name;
+    const graft::Order nthwc{Axis::N, Axis::T, Axis::H, Axis::W, Axis::C};
+    e.attrs.set("strides", std::vector<std::int64_t>{cl.sh, cl.sw});
+    e.attrs.set("dilations", std::vector<std::int64_t>{cl.dh, cl.dw});
+    e.attrs.set("padding", cl.same ? "same" : "valid");
+    e.attrs.set("activation", cl.act);
+    e.attrs.set("recurrent_activation", cl.rec);
+    e.attrs.set("return_sequences", cl.sequences);
+    e.attrs.set("return_state", cl.state);
+    e.attrs.set("go_backwards", cl.backwards);
+    e.inputs = {input("x", nthwc, {cl.n, cl.t, cl.h, cl.w, cl.cin}, seed, false, -1.f, 1.f),
+                input("w", graft::OrderHWCN, {cl.kh, cl.kw, cl.cin, 4 * cl.f}, seed + 1, true, -0.5f, 0.5f),
+                input("r", graft::OrderHWCN, {cl.kh, cl.kw, cl.f, 4 * cl.f}, seed + 2, true, -0.5f, 0.5f)};
+    if (cl.bias) e.inputs.push_back(input("b", graft::OrderC, {4 * cl.f}, seed + 3, true, -0.5f, 0.5f));
+    e.reference = [cl, nthwc](const std::vector<Operand>& in) {
+        const auto hs = tf_span(cl.h, cl.kh, cl.sh, cl.dh, cl.same), ws = tf_span(cl.w, cl.kw, cl.sw, cl.dw, cl.same);
+        const std::int64_t oh = hs.first, pt = hs.second, ow = ws.first, pl = ws.second;
+        const std::int64_t rpt = (cl.kh - 1) / 2, rpl = (cl.kw - 1) / 2, F = cl.f;
+        auto idx = [&](std::int64_t n, std::int64_t i, std::int64_t j, std::int64_t c) {
+            return static_cast<std::size_t>(((n * oh + i) * ow + j) * F + c);
+        };
+        std::vector<double> h(static_cast<std::size_t>(cl.n * oh * ow * F), 0.0), c = h, seq;
+        for (std::int64_t step = 0; step < cl.t; ++step) {
+            const std::int64_t ts = cl.backwards ? cl.t - 1 - step : step;
+            std::vector<double> hn = h, cn = c;
+            for (std::int64_t n = 0; n < cl.n; ++n)
+                for (std::int64_t i = 0; i < oh; ++i)
+                    for (std::int64_t j = 0; j < ow; ++j) {
+                        std::vector<double> z(static_cast<std::size_t>(4 * F));
+                        for (std::int64_t g = 0; g < 4 * F; ++g) {
+                            double acc = cl.bias ? at(in[3], Pos{{"C", g}}) : 0.0;
+                            for (std::int64_t a = 0; a < cl.kh; ++a)
+                                for (std::int64_t b = 0; b < cl.kw; ++b) {
+                                    const std::int64_t y = i * cl.sh - pt + a * cl.dh, x = j * cl.sw - pl + b * cl.dw;
+                                    if (y >= 0 && y < cl.h && x >= 0 && x < cl.w)
+                                        for (std::int64_t k = 0; k < cl.cin; ++k)
+                                            acc += at(in[0], Pos{{"N", n}, {"T", ts}, {"H", y}, {"W", x}, {"C", k}}) *
+                                                   at(in[1], Pos{{"H", a}, {"W", b}, {"C", k}, {"N", g}});
+                                    const std::int64_t ry = i - rpt + a, rx = j - rpl + b;
+                                    if (ry >= 0 && ry < oh && rx >= 0 && rx < ow)
+                                        for (std::int64_t k = 0; k < F; ++k)
+                                            acc += h[idx(n, ry, rx, k)] * at(in[2], Pos{{"H", a}, {"W", b}, {"C", k}, {"N", g}});
+                                }
+                            z[static_cast<std::size_t>(g)] = acc;
+                        }
+                        for (std::int64_t k = 0; k < F; ++k) {
+                            auto zg = [&](std::int64_t gate) { return z[static_cast<std::size_t>(gate * F + k)]; };
+                            const double ig = activation(cl.rec, zg(0)), fg = activation(cl.rec, zg(1)),
+                                         gg = activation(cl.act, zg(2)), og = activation(cl.rec, zg(3));
+                            cn[idx(n, i, j, k)] = fg * c[idx(n, i, j, k)] + ig * gg;
+                            hn[idx(n, i, j, k)] = og * activation(cl.act, cn[idx(n, i, j, k)]);
+                        }
+                    }
+            h = hn, c = cn;
+            seq.insert(seq.end(), h.begin(), h.end());  // [step][n][oh][ow][f]
+        }
+        auto state = [&](const std::string& port, const std::vector<double>& s) {
+            return output(port, graft::OrderNHWC, {cl.n, oh, ow, F}, [&](const Pos& p, std::int64_t) {
+                return s[idx(p.at("N"), p.at("H"), p.at("W"), p.at("C"))];
+            });
+        };
+        std::vector<Expected> out;
+        if (cl.sequences)
+            out.push_back(output("y", nthwc, {cl.n, cl.t, oh, ow, F}, [&](const Pos& p, std::int64_t) {
+                return seq[static_cast<std::size_t>(p.at("T") * cl.n * oh * ow * F) + idx(p.at("N"), p.at("H"), p.at("W"), p.at("C"))];
+            }));
+        else
+            out.push_back(state("y", h));
+        if (cl.state) {
+            out.push_back(state("h", h));
+            out.push_back(state("c", c));
+        }
+        return out;
+    };
+    return e;
+}
+
 }  // namespace
 
 std::vector<Example> recurrent_examples() {
@@ -282,6 +382,17 @@ std::vector<Example> recurrent_examples() {
     Att a5{"tanh score without weights, 2 heads, causal", 1, 4, 4, 2, 2, 2};
     a5.score = "tanh", a5.causal = true;
     for (const Att& a : {a1, a2, a3, a4, a5}) v.push_back(attention(a, next()));
+
+    // ConvLSTM {name, n, t, h, w, cin, kh, kw, f}, then strides, dilations and flags
+    ConvLstm c1{"3x3 same, return_sequences", 2, 3, 4, 5, 2, 3, 3, 2};
+    c1.same = true, c1.sequences = true;
+    ConvLstm c2{"2x3 valid, strides 2x1, hard_sigmoid, return_state", 1, 3, 5, 4, 3, 2, 3, 3};
+    c2.sh = 2, c2.rec = "hard_sigmoid", c2.state = true;
+    ConvLstm c3{"2x2 same, dilations 2, go_backwards, no bias, sequences and state", 2, 4, 4, 4, 1, 2, 2, 2};
+    c3.dh = 2, c3.dw = 2, c3.same = true, c3.bias = false, c3.sequences = true, c3.state = true, c3.backwards = true;
+    ConvLstm c4{"1-D as a height of 1: 1x3 same, strides 1x2, relu", 2, 3, 1, 7, 2, 1, 3, 2};
+    c4.sw = 2, c4.same = true, c4.act = "relu";
+    for (const ConvLstm& c : {c1, c2, c3, c4}) v.push_back(conv_lstm(c, next()));
     return v;
 }
 

@@ -38,5 +38,7 @@ void register_wrappers(Registry& r);  // wrappers.cpp: Bidirectional, TimeDistri
 void register_embedding(Registry& r);  // embedding.cpp: Embedding, Masking
 void register_attention(Registry& r);  // attention.cpp: Attention, AdditiveAttention, MultiHeadAttention
 void register_reshaping(Registry& r);  // reshaping.cpp: ZeroPadding, Cropping, UpSampling, RepeatVector
+void register_local(Registry& r);      // local.cpp: LocallyConnected1D, LocallyConnected2D
+void register_conv_lstm(Registry& r);  // conv_lstm.cpp: ConvLSTM1D, ConvLSTM2D
 
 }  // namespace graft::keras
