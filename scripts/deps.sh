@@ -14,6 +14,7 @@ packages=(
   libseccomp-dev pkg-config                     # the sandboxed HDF5 reader graft-h5-reader (seccomp filter)
   python3 python3-numpy python3-h5py            # the corpus checker
   doxygen                                       # the API reference (docs target, test docs_api)
+  clang-14 libclang-rt-14-dev                   # the fuzz preset: libFuzzer, ASan + UBSan (scripts/test_sanitizers.sh)
 )
 
 missing=()

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Builds graft (dev preset: Debug, tests on) and runs the test suite; exits non-zero if a test fails.
+# Builds graft and runs the whole test suite; exits non-zero if any test fails.
+#   1. dev preset (Debug, the system g++): every test registered with CTest but the reports.
+#   2. sanitizers (scripts/test_sanitizers.sh): a clang tree with AddressSanitizer + UBSan runs a
+#      short smoke run of each libFuzzer target and the untrusted-input subset of the tests; a
+#      ThreadSanitizer tree runs the concurrency test.
+# GRAFT_TEST_SANITIZERS=0 skips step 2 for a quicker local loop; CI (.ci/run) runs both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -7,3 +12,7 @@ bash scripts/deps.sh
 cmake --preset dev
 cmake --build --preset dev -j2
 ctest --preset dev --output-on-failure -j2 -LE report
+
+if [[ ${GRAFT_TEST_SANITIZERS:-1} != 0 ]]; then
+  bash scripts/test_sanitizers.sh
+fi

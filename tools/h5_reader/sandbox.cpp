@@ -12,6 +12,16 @@
 #include <cstring>
 #include <string>
 
+// A sanitizer's shadow memory reserves terabytes of address space: no RLIMIT_AS under one. GCC
+// says so with __SANITIZE_*__, clang with __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GRAFT_H5_READER_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define GRAFT_H5_READER_SANITIZED 1
+#endif
+#endif
+
 namespace graft::h5_reader {
 
 namespace {
@@ -32,8 +42,7 @@ std::string set_limits(std::uint64_t max_memory, std::uint64_t max_cpu_seconds) 
     if (err.empty()) err = set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", 0, 0);
     // The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL.
     if (err.empty()) err = set_limit(RLIMIT_CPU, "RLIMIT_CPU", max_cpu_seconds, max_cpu_seconds + 1);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    // (A sanitizer's shadow memory reserves terabytes of address space: no RLIMIT_AS under it.)
+#ifndef GRAFT_H5_READER_SANITIZED
     if (err.empty()) err = set_limit(RLIMIT_AS, "RLIMIT_AS", max_memory, max_memory);
 #else
     (void)max_memory;
