@@ -1,7 +1,7 @@
 // Keras masks and call keywords at the model level: a mask reaching a layer that cannot honour it
 // is refused with a message naming the layer; masked recurrent models and MultiHeadAttention's
 // keyword inputs are covered by the fixtures (embedding_mask_zero_rnn, masking_lstm,
-// multi_head_attention) that test_fixtures.cpp runs.
+// mask_bidirectional_time_distributed, multi_head_attention) that test_fixtures.cpp runs.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -20,18 +20,32 @@ TEST_CASE("masks: Embedding mask_zero into Flatten is refused, naming the consum
                                              Contains("mask-aware consumers are SimpleRNN, LSTM and GRU"));
 }
 
-TEST_CASE("masks: masked recurrent models run at any batch size with the reference on each row", "[masks]") {
-    // Row i of a batch must not depend on the other rows: run the 3-row fixture input one row at a time.
-    const auto dir = source_path("tests/fixtures/keras/embedding_mask_zero_rnn");
+namespace {
+
+/// Row i of a batch must not depend on the other rows: runs the 3-row fixture input of `fixture`
+/// one row at a time and compares `output` with the reference rows.
+void check_row_by_row(const std::string& fixture, const std::string& output) {
+    const auto dir = source_path("tests/fixtures/keras/" + fixture);
     graft::Model model = graft::load((dir / "model.h5").string());
     const graft::Tensor x = load_npy(dir / "input_input_1.npy");
-    const graft::Tensor ref = load_npy(dir / "output_gru_1.npy");
+    const graft::Tensor ref = load_npy(dir / ("output_" + output + ".npy"));
     const std::size_t row = x.size() / 3, out_row = ref.size() / 3;
     for (std::size_t i = 0; i < 3; ++i) {
         graft::Tensor t({1, static_cast<std::int64_t>(row)}, x.data() + i * row, row);
         auto outs = model.run({{model.input_name(0), t}});
-        const auto& y = outs.at("gru_1");
+        const auto& y = outs.at(output);
         REQUIRE(y.size() == out_row);
         for (std::size_t j = 0; j < out_row; ++j) CHECK(y.data()[j] == Approx(ref.data()[i * out_row + j]).margin(1e-5));
     }
+}
+
+}  // namespace
+
+TEST_CASE("masks: masked recurrent models run at any batch size with the reference on each row", "[masks]") {
+    check_row_by_row("embedding_mask_zero_rnn", "gru_1");
+}
+
+TEST_CASE("masks: masks through Bidirectional and TimeDistributed give the reference on each row", "[masks]") {
+    for (const char* out : {"bidi_lstm_concat", "bidi_gru_sum_last", "lstm_after_bidi", "gru_after_td"})
+        check_row_by_row("mask_bidirectional_time_distributed", out);
 }
