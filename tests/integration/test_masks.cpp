@@ -4,8 +4,10 @@
 // mask_bidirectional_time_distributed, multi_head_attention) that test_fixtures.cpp runs.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 
+#include "frontend/keras/h5_file.hpp"
 #include "graft/graft.hpp"
 #include "support.hpp"
 
@@ -39,6 +41,21 @@ void check_row_by_row(const std::string& fixture, const std::string& output) {
     }
 }
 
+/// Loads fixture `name` with the first occurrence of `from` in its model_config replaced by `to`.
+void load_edited(const std::string& name, const std::string& from, const std::string& to) {
+    graft_test::TempDir dir;
+    const auto h5 = source_path("tests/fixtures/keras/" + name + "/model.h5");
+    std::string cfg = graft::h5::File::open(h5.string()).string_attribute("/", "model_config").value();
+    const auto at = cfg.find(from);
+    REQUIRE(at != std::string::npos);
+    cfg.replace(at, from.size(), to);
+    const auto json = dir.path() / "config.json";
+    std::ofstream(json) << cfg;
+    graft::LoadOptions o;
+    o.weights_path = h5.string();
+    graft::load(json.string(), o);
+}
+
 }  // namespace
 
 TEST_CASE("masks: masked recurrent models run at any batch size with the reference on each row", "[masks]") {
@@ -48,4 +65,13 @@ TEST_CASE("masks: masked recurrent models run at any batch size with the referen
 TEST_CASE("masks: masks through Bidirectional and TimeDistributed give the reference on each row", "[masks]") {
     for (const char* out : {"bidi_lstm_concat", "bidi_gru_sum_last", "lstm_after_bidi", "gru_after_td"})
         check_row_by_row("mask_bidirectional_time_distributed", out);
+}
+
+TEST_CASE("masks: TimeDistributed refuses a mask Keras would flatten into a wrapped recurrent layer", "[masks]") {
+    // Keras would hand the wrapped LSTM a (batch*time,) mask; graft names the layer instead.
+    const std::string from = "\"layer\": {\"class_name\": \"Dense\"";
+    const std::string to = "\"layer\": {\"class_name\": \"LSTM\"";
+    CHECK_THROWS_AS(load_edited("mask_bidirectional_time_distributed", from, to), graft::UnsupportedError);
+    CHECK_THROWS_WITH(load_edited("mask_bidirectional_time_distributed", from, to),
+                      Contains("'td_dense' (TimeDistributed)") && Contains("Keras mask") && Contains("wrapped LSTM"));
 }

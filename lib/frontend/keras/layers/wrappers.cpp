@@ -3,7 +3,7 @@
 // backward one) and TimeDistributed (any supported layer, applied to (N*T, ...)).
 //
 // Keras masks (embedding.cpp): Bidirectional hands the mask to both directions (the backward one
-// runs go_backwards, which reverses the mask with the sequence) and, as Keras 2.2.3+ and Keras 3
+// runs go_backwards, which reverses the mask with the sequence) and, as tf.keras 2 and Keras 3
 // do, forces each direction's zero_output_for_mask to its return_sequences, so masked steps of a
 // returned sequence are zeros in both directions before the merge; the output sequence keeps
 // the mask. TimeDistributed gives its inner layer no mask (Keras would hand it a (batch*time,)
