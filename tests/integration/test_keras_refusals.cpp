@@ -83,3 +83,13 @@ TEST_CASE("keras files from the wild: a .keras file that is really HDF5 reads as
     INFO(r.out + r.err);
     CHECK(r.exit_code == 0);
 }
+
+TEST_CASE("keras refusals: Attention and AdditiveAttention over rank-2 inputs are refused, saying why", "[keras][check]") {
+    // Keras 2 scores (batch, features) inputs across the batch; the fixture's outputs are that
+    // numpy reference (gen/numpy_attention.py), kept for when graft can express it.
+    const auto path = unsupported("attention_rank2");
+    CHECK(findings(path) == Found{{"attention_rank2", "Attention"}, {"additive_rank2", "AdditiveAttention"}});
+    CHECK_THROWS_AS(graft::load(path), graft::UnsupportedError);
+    CHECK_THROWS_WITH(graft::load(path), Contains("'attention_rank2' (Attention)") && Contains("rank 2") &&
+                                             Contains("(batch, batch) scores"));
+}

@@ -190,7 +190,8 @@ private:
             if (masked && !ctx.masks_consumed())
                 throw UnsupportedError(ctx.where() + ": its input carries a Keras mask (from Embedding mask_zero=True or a "
                                        "Masking layer) and graft does not support masks for " + layer.class_name +
-                                       " layers; mask-aware consumers are SimpleRNN, LSTM and GRU");
+                                       " layers; mask-aware consumers are SimpleRNN, LSTM and GRU (also inside Bidirectional), "
+                                       "and TimeDistributed passes masks on");
         } catch (const UnsupportedError& e) {
             std::string msg = e.what();
             const std::string prefix = ctx.where() + ": ";

@@ -8,7 +8,10 @@
 //                       query/kernel, ... or, in a Keras 3 .keras archive, by sub-layer
 //                       (query_dense/vars/0, ...); use_gate and sliding_window are refused.
 // Dropout is an inference no-op. Masks (Keras masks, attention_mask tensors) and
-// return_attention_scores are refused.
+// return_attention_scores are refused. So are Attention / AdditiveAttention over rank-2
+// (batch, features) inputs: Keras 2 then scores every batch row against every other (a
+// (batch, batch) score matrix, softmax across the batch), so an output row depends on the whole
+// batch, which graft's per-row operators cannot express (Keras 3 rejects such inputs).
 #include <cmath>
 
 #include "frontend/keras/layers/layers.hpp"
@@ -45,6 +48,13 @@ float scalar_weight(LayerContext& ctx, const char* name) {
 void dense_attention(LayerContext& ctx, bool additive) {
     ctx.expect_inputs(2, 3);
     refuse_call_args(ctx);
+    for (std::size_t i = 0; i < ctx.num_inputs(); ++i)
+        if (ctx.input(i).logical.ndim() == 2)
+            ctx.fail_unsupported("input " + std::to_string(i) + " " + ctx.input(i).var->describe() +
+                                 " has rank 2 (batch, features): Keras then scores every batch row against every other "
+                                 "((batch, batch) scores, softmax across the batch), so each output row depends on the "
+                                 "whole batch; graft keeps batch rows independent. Give the inputs a time axis "
+                                 "(batch, 1, features) to attend within each row");
     const auto& c = ctx.config();
     const Value q = seq_input(ctx, 0), v = seq_input(ctx, 1), k = ctx.num_inputs() == 3 ? seq_input(ctx, 2) : v;
     const std::int64_t dim = q.var->size(Axis::C);

@@ -4,7 +4,8 @@
 // axes (NT). Embedding(mask_zero=True) on (batch, time) indices masks the steps whose index is 0
 // (Keras compares the raw input with 0); Masking on (batch, time, features) masks the steps whose
 // features all equal mask_value and zeroes them. Only SimpleRNN, LSTM and GRU consume masks
-// (recurrent.cpp); any other layer reading a masked tensor is refused by the converter.
+// (recurrent.cpp), also inside Bidirectional; TimeDistributed passes them on (wrappers.cpp); any
+// other layer reading a masked tensor is refused by the converter.
 //
 // Indices arrive as float32 (Keras 2 casts them to int32, truncating toward zero). An index
 // outside [0, input_dim) cannot raise at run time (kernels do not throw): it yields a row of

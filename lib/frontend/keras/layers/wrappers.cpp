@@ -2,6 +2,14 @@
 // return_sequences, return_state and initial states; Keras 2 weight order: every forward weight, then every
 // backward one) and TimeDistributed (any supported layer, applied to (N*T, ...)).
 //
+// Keras masks (embedding.cpp): Bidirectional hands the mask to both directions (the backward one
+// runs go_backwards, which reverses the mask with the sequence) and, as tf.keras 2 and Keras 3
+// do, forces each direction's zero_output_for_mask to its return_sequences, so masked steps of a
+// returned sequence are zeros in both directions before the merge; the output sequence keeps
+// the mask. TimeDistributed gives its inner layer no mask (Keras would hand it a (batch*time,)
+// mask, meaningless to graft's mask consumers, which are refused there) and passes the input
+// mask on to its output, as Keras does when the inner layer computes no mask of its own.
+//
 // Both call the wrapped layer's own converter handler with a KerasLayerContext of its own (the
 // converter's, layer_context.hpp): the wrapped layer's config, the wrapper's weights (they live in
 // the wrapper's group), and inputs made by the wrapper.
@@ -34,11 +42,24 @@ Wrapped wrapped_layer(const LayerContext& ctx, const char* key = "layer") {
 /// and `weights`; its outputs.
 std::vector<Value> convert_wrapped(LayerContext& outer, const Wrapped& inner, std::string name, std::vector<Value> inputs,
                                    std::vector<WeightArray> weights) {
+    bool masked = false;
+    for (const auto& v : inputs) masked = masked || v.mask;
     KerasLayerContext ctx(outer, std::move(name), inner.class_name, inner.config, std::move(weights), std::move(inputs));
     const ConverterFn* fn = ctx.registry().find_converter(ctx.frontend(), inner.class_name);
     if (!fn) outer.fail_unsupported("no converter handler is registered for the wrapped Keras class '" + inner.class_name + "'");
     (*fn)(ctx);
+    if (masked && !ctx.masks_consumed())
+        outer.fail_unsupported("its input carries a Keras mask and graft does not support masks for the wrapped " +
+                               inner.class_name + " layer; mask-aware layers are SimpleRNN, LSTM and GRU");
     return ctx.take_outputs();
+}
+
+/// Sets (or replaces) the boolean member `key` of the object `doc`.
+void set_bool(rapidjson::Document& doc, const char* key, bool value) {
+    if (!doc.IsObject()) return;  // wrapped_layer checked that the config is an object
+    doc.RemoveMember(key);
+    rapidjson::Value name(key, doc.GetAllocator());
+    doc.AddMember(name, rapidjson::Value(value), doc.GetAllocator());
 }
 
 std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from, std::size_t to) {
@@ -71,7 +92,7 @@ void bidirectional(LayerContext& ctx) {
         bw_in.push_back(ctx.input(1 + half + i));
     }
     const auto& c = ctx.config();
-    const Wrapped fw = wrapped_layer(ctx);
+    Wrapped fw = wrapped_layer(ctx);
     std::string mode = "concat";
     if (c.is_null("merge_mode")) mode = "none";
     else if (c.is_string("merge_mode")) mode = c.get_string("merge_mode");
@@ -88,13 +109,25 @@ void bidirectional(LayerContext& ctx) {
     } else {
         flipped.CopyFrom(*json_value(fw.config), flipped.GetAllocator());
         const bool back = fw.config.is_bool("go_backwards") && fw.config.get_bool("go_backwards");
-        flipped.RemoveMember("go_backwards");
-        flipped.AddMember("go_backwards", !back, flipped.GetAllocator());
+        set_bool(flipped, "go_backwards", !back);
         bw = {fw.class_name, json_config(&flipped, ctx.where())};
     }
     const Config fwc(fw.config.source(), fw.config.node(), ctx.where());
     const bool seqs = fwc.get_bool("return_sequences", false);
     const bool states = fwc.get_bool("return_state", false);
+
+    // A masked sequence: Keras sets zero_output_for_mask = return_sequences on both directions.
+    Variable* const mask = ctx.input(0).mask;
+    rapidjson::Document fw_doc, bw_doc;  // own the forced configs
+    if (mask) {
+        ctx.consume_masks();
+        fw_doc.CopyFrom(*json_value(fw.config), fw_doc.GetAllocator());
+        set_bool(fw_doc, "zero_output_for_mask", seqs);
+        fw.config = json_config(&fw_doc, ctx.where());
+        bw_doc.CopyFrom(*json_value(bw.config), bw_doc.GetAllocator());
+        set_bool(bw_doc, "zero_output_for_mask", Config(bw.config.source(), bw.config.node(), ctx.where()).get_bool("return_sequences", false));
+        bw.config = json_config(&bw_doc, ctx.where());
+    }
 
     const std::size_t n = ctx.num_weights();
     if (n % 2) ctx.fail_format("has " + std::to_string(n) + " weight arrays, expected an even number (forward, then backward)");
@@ -125,6 +158,8 @@ void bidirectional(LayerContext& ctx) {
         }
         outs = {Value{op->output("y"), yf[0].logical}};
     }
+    if (seqs)  // Keras passes the mask on with the sequence (to both outputs with merge_mode None)
+        for (auto& o : outs) o.mask = mask;
     if (states) {  // forward states, then backward states
         for (std::size_t i = 1; i < yf.size(); ++i) outs.push_back(yf[i]);
         for (std::size_t i = 1; i < yb.size(); ++i) outs.push_back(yb[i]);
@@ -147,13 +182,27 @@ void time_distributed(LayerContext& ctx) {
     Shape merged{kDynamic};
     merged.insert(merged.end(), dims.begin() + 2, dims.end());
     const Value xs = reshape(ctx, x, merged, "merge_time");
+    if (x.mask) {
+        // Keras would call a mask-taking inner layer with the mask flattened to (batch*time,).
+        for (const char* cls : {"SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed", "ConvLSTM1D", "ConvLSTM2D",
+                                "ConvLSTM3D", "Attention", "AdditiveAttention", "MultiHeadAttention"})
+            if (inner.class_name == cls)
+                ctx.fail_unsupported("its input carries a Keras mask, which Keras would hand to the wrapped " + inner.class_name +
+                                     " flattened to (batch*time,); graft does not model that");
+        ctx.consume_masks();
+    }
 
     std::vector<Value> outs;
     for (const Value& y : convert_wrapped(ctx, inner, ctx.layer_name(), {xs}, weights_range(ctx, 0, ctx.num_weights()))) {
+        if (y.mask)
+            ctx.fail_unsupported("the wrapped " + inner.class_name + " computes a Keras mask of its own over (batch*time, ...); "
+                                 "graft propagates masks over (batch, time) only");
         Shape s = y.var->shape_in(y.logical);
         Shape split{kDynamic, steps};
         split.insert(split.end(), s.begin() + 1, s.end());
-        outs.push_back(reshape(ctx, y, split, "split_time"));
+        Value out = reshape(ctx, y, split, "split_time");
+        out.mask = x.mask;  // the inner layer computes none: Keras passes the input mask on
+        outs.push_back(out);
     }
     ctx.set_outputs(std::move(outs));
 }
