@@ -1,0 +1,22 @@
+// Inputs the libFuzzer targets (tests/fuzz/, docs/security.md "Fuzzing") found to crash graft or
+// trip a sanitizer, kept in tests/fixtures/bad/: each now gives one typed error naming the file
+// and what is wrong with it.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support.hpp"
+
+using namespace graft_test;
+
+TEST_CASE("fuzz regressions: .npy inputs give one clean error", "[errors][hostile][fuzz]") {
+    const DenseFixture dense;
+    TempDir tmp;
+    auto run_with = [&](const std::string& input) {
+        return run_cli({"run", dense.model, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()});
+    };
+    SECTION("a bool array holding the byte 255 (was a load of an invalid bool: undefined behaviour)") {
+        const auto input = bad_fixture("npy_bool_255.npy");
+        check_cli_error(run_with(input), {input, "bool element 1 is the byte 255, expected 0 or 1"});
+    }
+}
