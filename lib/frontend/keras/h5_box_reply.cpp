@@ -35,8 +35,16 @@ std::string ReplyReader::string(std::uint64_t max, std::uint64_t& budget) {
     const auto n = get<std::uint32_t>();
     if (n > max || n > budget) malformed(fmt::format("a string of {} bytes, more than the {} allowed", n, std::min(max, budget)));
     budget -= n;
-    std::string s(n, '\0');
-    read_(s.data(), n);
+    // Grown as the bytes arrive (see floats()): a length alone allocates at most one chunk.
+    constexpr std::uint32_t kChunk = std::uint32_t{1} << 16;
+    std::string s;
+    s.reserve(std::min(n, kChunk));
+    for (std::uint32_t done = 0; done < n;) {
+        const std::uint32_t k = std::min(n - done, kChunk);
+        s.resize(done + k);
+        read_(s.data() + done, k);
+        done += k;
+    }
     return s;
 }
 
