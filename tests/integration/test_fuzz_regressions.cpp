@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "graft/graft.hpp"
 #include "support.hpp"
 
 using namespace graft_test;
@@ -18,5 +19,15 @@ TEST_CASE("fuzz regressions: .npy inputs give one clean error", "[errors][hostil
     SECTION("a bool array holding the byte 255 (was a load of an invalid bool: undefined behaviour)") {
         const auto input = bad_fixture("npy_bool_255.npy");
         check_cli_error(run_with(input), {input, "bool element 1 is the byte 255, expected 0 or 1"});
+    }
+}
+
+TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[errors][hostile][fuzz][onnx]") {
+    SECTION("Tile of a runtime value with repeats of 2^30 (was minutes building a Concat of 2^30 inputs)") {
+        const auto path = bad_fixture("onnx_tile_repeats_huge.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::UnsupportedError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_tile_repeats_huge.onnx") &&
+                                                         Catch::Contains("on a value computed when the model runs") &&
+                                                         Catch::Contains("at most 4096"));
     }
 }
