@@ -40,7 +40,9 @@ struct Vec4 {
 
 }  // namespace graft::cpu::simd
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+// clang does not read `#pragma GCC target`: a clang build (the fuzz preset) has the portable
+// copies only, as fused.cpp does.
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
 #define GRAFT_SIMD_X86 1
 #include <immintrin.h>
 

@@ -96,17 +96,21 @@ private:
     std::vector<Axis> axes_;
 };
 
-inline const Order OrderC{Axis::C};
-inline const Order OrderNC{Axis::N, Axis::C};
-inline const Order OrderCN{Axis::C, Axis::N};
-inline const Order OrderNT{Axis::N, Axis::T};
-inline const Order OrderNTC{Axis::N, Axis::T, Axis::C};
-inline const Order OrderNCT{Axis::N, Axis::C, Axis::T};
-inline const Order OrderTNC{Axis::T, Axis::N, Axis::C};
-inline const Order OrderNHWC{Axis::N, Axis::H, Axis::W, Axis::C};
-inline const Order OrderNCHW{Axis::N, Axis::C, Axis::H, Axis::W};
-inline const Order OrderHWCN{Axis::H, Axis::W, Axis::C, Axis::N};  ///< Keras conv kernel: kh, kw, c_in, c_out
-inline const Order OrderNDHWC{Axis::N, Axis::D, Axis::H, Axis::W, Axis::C};
-inline const Order OrderNCDHW{Axis::N, Axis::C, Axis::D, Axis::H, Axis::W};
+// Each constant names its axes itself rather than through Axis::N ...: clang before 16 does not
+// order the initialization of inline variables as C++17 asks (an Axis::N defined earlier in
+// every translation unit may still be empty here), which made every clang-14 build throw
+// "order repeats axis" before main. Namespace-scope Orders in lib/ do the same.
+inline const Order OrderC{Axis("C")};
+inline const Order OrderNC{Axis("N"), Axis("C")};
+inline const Order OrderCN{Axis("C"), Axis("N")};
+inline const Order OrderNT{Axis("N"), Axis("T")};
+inline const Order OrderNTC{Axis("N"), Axis("T"), Axis("C")};
+inline const Order OrderNCT{Axis("N"), Axis("C"), Axis("T")};
+inline const Order OrderTNC{Axis("T"), Axis("N"), Axis("C")};
+inline const Order OrderNHWC{Axis("N"), Axis("H"), Axis("W"), Axis("C")};
+inline const Order OrderNCHW{Axis("N"), Axis("C"), Axis("H"), Axis("W")};
+inline const Order OrderHWCN{Axis("H"), Axis("W"), Axis("C"), Axis("N")};  ///< Keras conv kernel: kh, kw, c_in, c_out
+inline const Order OrderNDHWC{Axis("N"), Axis("D"), Axis("H"), Axis("W"), Axis("C")};
+inline const Order OrderNCDHW{Axis("N"), Axis("C"), Axis("D"), Axis("H"), Axis("W")};
 
 }  // namespace graft

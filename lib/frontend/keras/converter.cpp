@@ -210,8 +210,8 @@ private:
 };
 
 /// Converts the whole model, collecting findings; `g` holds the graph when there are none.
-CheckReport convert_collecting(const std::string& path, const Registry& registry, const Options& options, Graph& g) {
-    ModelFile file(path, options.weights_path, options.limits, options.hdf5);
+CheckReport convert_collecting(const ModelFile& file, const Registry& registry, Graph& g) {
+    const std::string& path = file.path();
     const ModelSpec spec = parse_model_config(file.model_config(), path, file.keras_version());
     CheckReport report;
     Walker walker(file, registry, g, report);
@@ -271,7 +271,8 @@ CheckReport convert_collecting(const std::string& path, const Registry& registry
 
 CheckReport check_model(const std::string& path, const Registry& registry, const Options& options) {
     Graph g;
-    return convert_collecting(path, registry, options, g);
+    const ModelFile file(path, options.weights_path, options.limits, options.hdf5);
+    return convert_collecting(file, registry, g);
 }
 
 std::vector<Finding> check(const std::string& path, const Registry& registry, const Options& options) {
@@ -279,9 +280,14 @@ std::vector<Finding> check(const std::string& path, const Registry& registry, co
 }
 
 Graph convert(const std::string& path, const Registry& registry, const Options& options) {
+    const ModelFile file(path, options.weights_path, options.limits, options.hdf5);
+    return convert_model_file(file, registry);
+}
+
+Graph convert_model_file(const ModelFile& file, const Registry& registry) {
     Graph g;
-    auto report = convert_collecting(path, registry, options, g);
-    if (!report.findings.empty()) frontend::throw_findings(path, report, "layer");
+    auto report = convert_collecting(file, registry, g);
+    if (!report.findings.empty()) frontend::throw_findings(file.path(), report, "layer");
     return g;
 }
 

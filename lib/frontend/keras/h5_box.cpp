@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <new>
 #include <system_error>
 
@@ -25,7 +24,9 @@ using wire::Op;
 using wire::Status;
 using Clock = std::chrono::steady_clock;
 
-Boxed::Boxed(const std::string& path, const Hdf5Containment& c) : path_(path), helper_(find_h5_helper(c)), opt_(c) {
+Boxed::Boxed(const std::string& path, const Hdf5Containment& c)
+    : path_(path), helper_(find_h5_helper(c)), opt_(c),
+      reply_([this](void* p, std::size_t n) { recv_exact(p, n); }, [this](const std::string& what) { malformed(what); }) {
     proc_ = spawn_h5_helper(helper_, path, c);
     std::lock_guard<std::mutex> lock(mutex_);
     object_ = "/";
@@ -101,63 +102,17 @@ void Boxed::recv_exact(void* p, std::size_t n) {
     }
 }
 
-template <typename T>
-T Boxed::get() {
-    T v;
-    recv_exact(&v, sizeof v);
-    return v;
-}
-
-bool Boxed::get_bool() {
-    const auto b = get<std::uint8_t>();
-    if (b > 1) malformed(fmt::format("a boolean of {}", b));
-    return b == 1;
-}
-
-std::string Boxed::get_string(std::uint64_t max, std::uint64_t& budget) {
-    const auto n = get<std::uint32_t>();
-    if (n > max || n > budget) malformed(fmt::format("a string of {} bytes, more than the {} allowed", n, std::min(max, budget)));
-    budget -= n;
-    std::string s(n, '\0');
-    recv_exact(s.data(), n);
-    return s;
-}
-
-std::vector<std::string> Boxed::get_strings() {
-    const auto count = get<std::uint32_t>();
-    if (count > wire::kMaxStrings) malformed(fmt::format("{} strings, more than {}", count, wire::kMaxStrings));
-    std::uint64_t budget = wire::kMaxStringsBytes;
-    std::vector<std::string> out;
-    out.reserve(std::min<std::uint32_t>(count, 4096));
-    for (std::uint32_t i = 0; i < count; ++i) out.push_back(get_string(wire::kMaxString, budget));
-    return out;
-}
-
-std::vector<std::int64_t> Boxed::get_shape() {
-    const auto rank = get<std::uint32_t>();
-    if (rank > wire::kMaxRank) malformed(fmt::format("rank {}, more than {}", rank, wire::kMaxRank));
-    std::vector<std::int64_t> shape(rank);
-    for (auto& d : shape) {
-        d = get<std::int64_t>();
-        if (d < 0) malformed(fmt::format("a dimension of {}", d));
-    }
-    return shape;
-}
-
 void Boxed::read_status() {
-    const auto s = get<std::uint8_t>();
-    if (s == static_cast<std::uint8_t>(Status::ok)) return;
-    if (s > static_cast<std::uint8_t>(Status::error)) malformed(fmt::format("status {}", s));
-    std::uint64_t budget = wire::kMaxMessage;
-    const std::string msg = get_string(wire::kMaxMessage, budget);
+    auto failure = reply_.status();
+    if (!failure) return;
     pending_ = false;  // a whole (error) reply: the stream is in step
-    switch (static_cast<Status>(s)) {
-        case Status::format_error: throw FormatError(msg);
-        case Status::io_error: throw IOError(msg);
+    switch (failure->status) {
+        case Status::format_error: throw FormatError(failure->message);
+        case Status::io_error: throw IOError(failure->message);
         case Status::no_memory:
             throw FormatError(fmt::format("{}: {}: the HDF5 reader ran out of memory (its limit is {} MiB) while {}; "
                                           "the file asks for more than it may", path_, object_, opt_.max_memory >> 20, doing_));
-        default: throw Error(msg);
+        default: throw Error(failure->message);
     }
 }
 
@@ -214,45 +169,45 @@ wire::Writer args_of(const std::string& a, const std::string& b) {
 bool Boxed::has_group(const std::string& p) {
     return call([&] {
         request(Op::has_group, p, "looking for a group", args_of(p));
-        return get_bool();
+        return reply_.boolean();
     });
 }
 
 bool Boxed::has_dataset(const std::string& p) {
     return call([&] {
         request(Op::has_dataset, p, "looking for a dataset", args_of(p));
-        return get_bool();
+        return reply_.boolean();
     });
 }
 
 std::vector<std::string> Boxed::children(const std::string& group) {
     return call([&] {
         request(Op::children, group, "listing a group", args_of(group));
-        return get_strings();
+        return reply_.strings();
     });
 }
 
 bool Boxed::has_attribute(const std::string& obj, const std::string& name) {
     return call([&] {
         request(Op::has_attribute, obj, "looking for an attribute", args_of(obj, name));
-        return get_bool();
+        return reply_.boolean();
     });
 }
 
 std::optional<std::string> Boxed::string_attribute(const std::string& obj, const std::string& name) {
     return call([&]() -> std::optional<std::string> {
         request(Op::string_attribute, obj, "reading attribute '" + name + "'", args_of(obj, name));
-        if (!get_bool()) return std::nullopt;
+        if (!reply_.boolean()) return std::nullopt;
         std::uint64_t budget = wire::kMaxString;
-        return get_string(wire::kMaxString, budget);
+        return reply_.string(wire::kMaxString, budget);
     });
 }
 
 std::optional<std::vector<std::string>> Boxed::string_list_attribute(const std::string& obj, const std::string& name) {
     return call([&]() -> std::optional<std::vector<std::string>> {
         request(Op::string_list_attribute, obj, "reading attribute '" + name + "'", args_of(obj, name));
-        if (!get_bool()) return std::nullopt;
-        return get_strings();
+        if (!reply_.boolean()) return std::nullopt;
+        return reply_.strings();
     });
 }
 
@@ -265,27 +220,13 @@ FloatArray Boxed::read_floats_locked(const std::string& dataset, std::int64_t ma
     args.put(max_elements);
     args.put(static_cast<std::uint8_t>(integers));
     request(Op::read_floats, dataset, "reading a dataset", args);
-    FloatArray out;
-    out.shape = get_shape();
-    std::uint64_t n = 1;
-    for (const auto d : out.shape) {
-        const auto ud = static_cast<std::uint64_t>(d);
-        if (ud != 0 && n > std::numeric_limits<std::uint64_t>::max() / ud) malformed("a shape of more than 2^64 elements");
-        n *= ud;
-    }
-    const auto count = get<std::uint64_t>();
-    const std::uint64_t limit = static_cast<std::uint64_t>(std::max<std::int64_t>(max_elements, 0));
-    if (count != n || count > limit)
-        malformed(fmt::format("{} values for a shape of {} elements (at most {} requested)", count, n, limit));
-    out.data.resize(static_cast<std::size_t>(count));
-    recv_exact(out.data.data(), out.data.size() * sizeof(float));
-    return out;
+    return reply_.floats(max_elements);
 }
 
 std::vector<std::int64_t> Boxed::dataset_shape(const std::string& dataset) {
     return call([&] {
         request(Op::dataset_shape, dataset, "reading a dataset's shape", args_of(dataset));
-        return get_shape();
+        return reply_.shape();
     });
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/keras/h5_box_reply.hpp"
 #include "frontend/keras/h5_box_wire.hpp"
 #include "frontend/keras/h5_file.hpp"
 #include "graft/hdf5_containment.hpp"
@@ -65,6 +66,7 @@ private:
     std::string object_, doing_;       // the current request, for messages
     std::chrono::steady_clock::time_point deadline_;
     bool pending_ = false;             // a request is sent and its reply not wholly read
+    ReplyReader reply_;                // decodes replies from recv_exact (h5_box_reply.hpp)
 
     template <typename F>
     auto call(F&& f);  // runs one request under the mutex; a failure mid-reply stops the helper
@@ -78,12 +80,6 @@ private:
     void wait(short events);
     void send_all(const std::string& bytes);
     void recv_exact(void* p, std::size_t n);
-    template <typename T>
-    T get();
-    bool get_bool();
-    std::string get_string(std::uint64_t max, std::uint64_t& budget);
-    std::vector<std::string> get_strings();
-    std::vector<std::int64_t> get_shape();
 };
 
 }  // namespace graft::h5::detail

@@ -265,6 +265,26 @@ ModelFile::ModelFile(const std::string& path, const std::string& weights_path, c
     check_declared_weights();
 }
 
+ModelFile::ModelFile(const std::string& path, const std::string& config_json,
+                     std::map<std::string, std::vector<WeightArray>> weights, const Limits& limits)
+    : limits_(limits), path_(path), weights_file_(path + ": weights"), keras_archive_(true),
+      archive_weights_(std::move(weights)) {
+    parse_json(doc_, config_json, path, limits_);
+    if (doc_.HasMember("keras_version") && doc_["keras_version"].IsString()) keras_version_ = doc_["keras_version"].GetString();
+    if (doc_.HasMember("backend") && doc_["backend"].IsString()) backend_ = doc_["backend"].GetString();
+    WeightBudget budget(limits_, weights_file_);
+    for (const auto& [name, ws] : archive_weights_) {
+        layer_names_.push_back(name);
+        for (const auto& w : ws) {
+            budget.take(w.shape, name + "/" + w.name);
+            const auto n = checked::static_elements(weights_file_ + ": " + printable(name + "/" + w.name), "shape", w.shape,
+                                                    limits_.max_tensor_elements);
+            if (!w.data || static_cast<std::int64_t>(w.data->size()) != n)
+                throw FormatError(weights_file_ + ": " + printable(name + "/" + w.name) + ": the values do not match the shape");
+        }
+    }
+}
+
 void ModelFile::check_declared_weights() const {
     WeightBudget budget(limits_, weights_file_);
     for (const auto& layer : layer_names_) {

@@ -12,6 +12,8 @@
 
 #include "frontend/keras/h5_file.hpp"
 #include "graft/frontend/layer.hpp"
+#include "graft/ir/graph.hpp"
+#include "graft/registry.hpp"
 #include "graft/limits.hpp"
 
 namespace graft::keras {
@@ -23,6 +25,11 @@ public:
     /// bytes) before any is decoded; HDF5 is read per `box` (in the sandboxed helper by default;
     /// graft/hdf5_containment.hpp).
     ModelFile(const std::string& path, const std::string& weights_path, const Limits& limits = {}, const Hdf5Containment& box = {});
+    /// A model.to_json() config held in memory (`path` names it in messages) with its weights given
+    /// by layer name, as a .keras archive's are read: no file is opened. The weights' shapes are
+    /// checked against `limits` like a file's. For the config fuzz target (tests/fuzz/).
+    ModelFile(const std::string& path, const std::string& config_json, std::map<std::string, std::vector<WeightArray>> weights,
+              const Limits& limits);
     ~ModelFile();
     ModelFile(const ModelFile&) = delete;
     ModelFile& operator=(const ModelFile&) = delete;
@@ -48,11 +55,15 @@ private:
     std::unique_ptr<h5::File> weights_;  // the file holding layer_names and the layer groups
     std::string weights_root_;           // "/model_weights" or "/"
     std::vector<std::string> layer_names_;
-    // .keras: weights by layer name, found at layers/<snake_case class>[_N]/... (see keras_zip.hpp)
+    // .keras: weights by layer name, found at layers/<snake_case class>[_N]/... (see keras_zip.hpp);
+    // also a config held in memory with its weights
     bool keras_archive_ = false;
     std::map<std::string, std::vector<WeightArray>> archive_weights_;
     Hdf5Containment box_;
     void open_keras_archive(const std::string& path);
 };
+
+/// Converts the model of `file` to an IR graph, as keras::convert does for a file's path.
+Graph convert_model_file(const ModelFile& file, const Registry& registry);
 
 }  // namespace graft::keras

@@ -19,11 +19,11 @@ using i64 = std::int64_t;
 using Kind = ConvAttrs::Kind;
 
 const Axis kMult{"M"};
-const Order kOrderTCN{Axis::T, Axis::C, Axis::N};
-const Order kOrderDHWCN{Axis::D, Axis::H, Axis::W, Axis::C, Axis::N};
-const Order kOrderHWCM{Axis::H, Axis::W, Axis::C, kMult};
-const Order kOrderHWNC{Axis::H, Axis::W, Axis::N, Axis::C};
-const Order kOrderDHWNC{Axis::D, Axis::H, Axis::W, Axis::N, Axis::C};
+const Order kOrderTCN{Axis("T"), Axis("C"), Axis("N")};
+const Order kOrderDHWCN{Axis("D"), Axis("H"), Axis("W"), Axis("C"), Axis("N")};
+const Order kOrderHWCM{Axis("H"), Axis("W"), Axis("C"), kMult};
+const Order kOrderHWNC{Axis("H"), Axis("W"), Axis("N"), Axis("C")};
+const Order kOrderDHWNC{Axis("D"), Axis("H"), Axis("W"), Axis("N"), Axis("C")};
 
 /// Output size and leading pad of one axis of a transposed convolution: Keras'
 /// deconv_output_length and TF's conv2d_transpose (out_pad < 0: Keras' default size).

@@ -16,11 +16,11 @@ namespace graft::keras {
 
 namespace {
 
-const Order kOrderTCN{Axis::T, Axis::C, Axis::N};
-const Order kOrderDHWCN{Axis::D, Axis::H, Axis::W, Axis::C, Axis::N};
-const Order kOrderHWNC{Axis::H, Axis::W, Axis::N, Axis::C};
-const Order kOrderDHWNC{Axis::D, Axis::H, Axis::W, Axis::N, Axis::C};
-const Order kOrderHWCM{Axis::H, Axis::W, Axis::C, Axis("M")};
+const Order kOrderTCN{Axis("T"), Axis("C"), Axis("N")};
+const Order kOrderDHWCN{Axis("D"), Axis("H"), Axis("W"), Axis("C"), Axis("N")};
+const Order kOrderHWNC{Axis("H"), Axis("W"), Axis("N"), Axis("C")};
+const Order kOrderDHWNC{Axis("D"), Axis("H"), Axis("W"), Axis("N"), Axis("C")};
+const Order kOrderHWCM{Axis("H"), Axis("W"), Axis("C"), Axis("M")};
 
 bool keras1(const LayerContext& ctx) { return ctx.framework_version().rfind("1.", 0) == 0; }
 

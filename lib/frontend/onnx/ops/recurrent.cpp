@@ -37,8 +37,8 @@ const Cell kLstmCell{ops::kLSTM, 4, {0, 2, 3, 1}, 3};  // ONNX i o f c -> Keras 
 const std::vector<int> kPeepholeBlocks{0, 2, 1};      // ONNX i o f -> the IR's i f o
 // How runtime per-direction inputs are read: D the direction; W and R [D, G*H, in] with the gates
 // cropped along H (the batch N cannot be cropped); B and P [D, n].
-const Order kMatrix{Axis::D, Axis::H, Axis::W};
-const Order kVector{Axis::D, Axis::C};
+const Order kMatrix{Axis("D"), Axis("H"), Axis("W")};
+const Order kVector{Axis("D"), Axis("C")};
 
 /// One ONNX activation function as graft's (graft_rt/act.hpp), with its parameters.
 struct Fn {

@@ -369,6 +369,14 @@ void tile(NodeContext& ctx) {
         }
         return ctx.set_known_output(0, host_take(*t, out, src));
     }
+    // Each copy is one input of a Concat: a count from the file must not make millions of them
+    // (fuzz_onnx: repeats 2^30 kept the converter busy building names for minutes).
+    constexpr i64 kMaxTileCopies = 4096;
+    for (std::size_t d = 0; d < in.size(); ++d)
+        if (reps[d] > kMaxTileCopies)
+            ctx.fail_unsupported("repeats[" + std::to_string(d) + "] = " + std::to_string(reps[d]) +
+                                 " on a value computed when the model runs (graft makes a copy per repetition: at most " +
+                                 std::to_string(kMaxTileCopies) + ")");
     Value y = ctx.input(0);
     for (std::size_t d = 0; d < in.size(); ++d) {
         if (reps[d] == 1) continue;

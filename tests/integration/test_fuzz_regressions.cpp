@@ -1,0 +1,33 @@
+// Inputs the libFuzzer targets (tests/fuzz/, docs/security.md "Fuzzing") found to crash graft or
+// trip a sanitizer, kept in tests/fixtures/bad/: each now gives one typed error naming the file
+// and what is wrong with it.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+using namespace graft_test;
+
+TEST_CASE("fuzz regressions: .npy inputs give one clean error", "[errors][hostile][fuzz]") {
+    const DenseFixture dense;
+    TempDir tmp;
+    auto run_with = [&](const std::string& input) {
+        return run_cli({"run", dense.model, "--input", "dense_1_input=" + input, "--output", (tmp / "y.npy").string()});
+    };
+    SECTION("a bool array holding the byte 255 (was a load of an invalid bool: undefined behaviour)") {
+        const auto input = bad_fixture("npy_bool_255.npy");
+        check_cli_error(run_with(input), {input, "bool element 1 is the byte 255, expected 0 or 1"});
+    }
+}
+
+TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[errors][hostile][fuzz][onnx]") {
+    SECTION("Tile of a runtime value with repeats of 2^30 (was minutes building a Concat of 2^30 inputs)") {
+        const auto path = bad_fixture("onnx_tile_repeats_huge.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::UnsupportedError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_tile_repeats_huge.onnx") &&
+                                                         Catch::Contains("on a value computed when the model runs") &&
+                                                         Catch::Contains("at most 4096"));
+    }
+}
