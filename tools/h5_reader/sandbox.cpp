@@ -26,6 +26,10 @@ namespace graft::h5_reader {
 
 namespace {
 
+/// "argument `arg` equals `v`" (libseccomp's SCMP_A0(SCMP_CMP_EQ, v) leaves datum_b to the
+/// compiler, which clang's -Wmissing-field-initializers reports).
+scmp_arg_cmp arg_equals(unsigned arg, scmp_datum_t v) { return scmp_arg_cmp{arg, SCMP_CMP_EQ, v, 0}; }
+
 std::string set_limit(int resource, const char* name, rlim_t soft, rlim_t hard) {
     const rlimit r{soft, hard};
     if (::setrlimit(resource, &r) != 0) return std::string("setrlimit(") + name + "): " + std::strerror(errno);
@@ -73,8 +77,8 @@ std::string install_seccomp() {
     allow_if(SCMP_SYS(open), SCMP_A1(SCMP_CMP_MASKED_EQ, write_bits, 0));
     // Writing: replies on fd 1, and libc's last words (an abort message) on fd 2 (/dev/null).
     for (int sys : {SCMP_SYS(write), SCMP_SYS(writev)}) {
-        allow_if(sys, SCMP_A0(SCMP_CMP_EQ, 1));
-        allow_if(sys, SCMP_A0(SCMP_CMP_EQ, 2));
+        allow_if(sys, arg_equals(0, 1));
+        allow_if(sys, arg_equals(0, 2));
     }
     // Memory, never executable.
     for (int sys : {SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise)}) allow(sys);
@@ -85,7 +89,7 @@ std::string install_seccomp() {
                     SCMP_SYS(rt_sigaction), SCMP_SYS(futex), SCMP_SYS(getpid), SCMP_SYS(gettid),
                     SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(sched_yield)})
         allow(sys);
-    allow_if(SCMP_SYS(tgkill), SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())));
+    allow_if(SCMP_SYS(tgkill), arg_equals(0, static_cast<scmp_datum_t>(::getpid())));
     if (rc == 0) rc = seccomp_load(ctx);  // sets no_new_privs first (the library's default)
     seccomp_release(ctx);
     return rc == 0 ? std::string() : std::string("seccomp: ") + std::strerror(-rc);
