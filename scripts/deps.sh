@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake                         # toolchain
+  build-essential cmake ccache                  # toolchain (ccache: scripts/compiler_cache.sh)
   libhdf5-dev rapidjson-dev libboost-dev        # library: HDF5 reader, JSON, Boost.DLL
   zlib1g-dev                                    # CRC-32 of descriptor weights
   libfmt-dev libcli11-dev catch2                # formatting, command line, tests

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh
+source scripts/compiler_cache.sh
 cmake --preset dev
 cmake --build --preset dev -j2
 ctest --preset dev --output-on-failure -j2 -LE report

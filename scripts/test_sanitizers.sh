@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 bash scripts/deps.sh
+source scripts/compiler_cache.sh
 start=$SECONDS
 
 cmake --preset fuzz -DGRAFT_BUILD_TESTS=ON
