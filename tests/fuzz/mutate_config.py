@@ -103,6 +103,12 @@ def make_variant(model, rng, out):
     return "; ".join(edits)
 
 
+def has_config(model):
+    """A seed holds a model_config to edit (a weights-only file does not)."""
+    with h5py.File(model, "r") as f:
+        return "model_config" in f.attrs
+
+
 def run_variant(graft, cases, seed, i, timeout, tmp):
     rng = random.Random(f"config:{seed}:{i}")
     model, inputs = cases[rng.randrange(len(cases))]
@@ -132,7 +138,7 @@ def main():
     args = ap.parse_args()
 
     corpus = args.corpus or [str(SOURCE.parent / "shared/corpus/keras-real"), str(SOURCE / "tests/fixtures/keras")]
-    cases = [(m, i) for m, i in seeds([d for d in corpus if Path(d).is_dir()]) if m.suffix == ".h5"]
+    cases = [(m, i) for m, i in seeds([d for d in corpus if Path(d).is_dir()]) if m.suffix == ".h5" and has_config(m)]
     if not cases:
         sys.exit("no seed .h5 models found in " + ", ".join(corpus))
     os.environ["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
