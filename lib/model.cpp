@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <type_traits>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "backend/native/program.hpp"
@@ -20,26 +23,48 @@
 
 namespace graft {
 
+namespace {
+
+/// What a compiled program is for: the batch size, and the values of the value inputs (their
+/// elements as doubles, bytewise; empty for most models).
+using ProgramKey = std::pair<std::int64_t, std::string>;
+
+/// The graph the optimizer pipeline of `opt_level` for the native backend made of `graph`.
+Graph prepared(Graph graph, const Registry& registry, int opt_level) {
+    graph.validate();
+    check_dtypes(graph, registry);
+    optimize::pipeline_for(opt_level, "native").run(graph, registry);  // ends with legalize_layout
+    return graph;
+}
+
+}  // namespace
+
 struct Model::Shared {
     // First, so destroyed last: the plugin libraries of the registry the model was made with.
     // The graph may hold objects a plugin created (variables, constants' data) and compiled
     // programs hold its kernels, so their code must stay loaded as long as the model lives.
     std::vector<std::shared_ptr<const void>> plugin_libraries;
-    Graph graph;
+    Graph graph;  // prepared; for a value-specialised model, the signature
     const Registry* registry = nullptr;
-    std::mutex mutex;                                                          // guards programs
-    std::map<std::int64_t, std::shared_ptr<const native::Program>> programs;  // by batch size
-    std::mutex run_mutex;                                                      // serializes Model::run
-    std::unique_ptr<Session> session;                                         // Model::run's session
-    int threads = 1;                                                           // for new sessions
+    int opt_level = 2;
+    std::vector<std::string> value_inputs;  // ValueSpecialisedGraph: their names,
+    std::vector<std::size_t> value_indices; // their positions among the inputs,
+    std::function<Graph(const std::map<std::string, Tensor>&)> specialise;  // and the conversion
+    std::mutex mutex;                                                     // guards programs, recent
+    std::map<ProgramKey, std::shared_ptr<const native::Program>> programs;
+    std::deque<ProgramKey> recent;                                        // value-keyed programs, oldest first
+    std::mutex run_mutex;                                                 // serializes Model::run
+    std::unique_ptr<Session> session;                                    // Model::run's session
+    int threads = 1;                                                      // for new sessions
 
     Session& default_session();
 
-    std::shared_ptr<const native::Program> program(std::int64_t batch) {
+    std::shared_ptr<const native::Program> program(const ProgramKey& key, const std::vector<Tensor>& inputs) {
         std::lock_guard<std::mutex> lock(mutex);
-        auto it = programs.find(batch);
+        auto it = programs.find(key);
         if (it != programs.end()) return it->second;
-        Graph g = graph.clone();
+        Graph g = specialise ? specialised(inputs) : graph.clone();
+        const std::int64_t batch = key.first;
         for (Variable* v : g.inputs()) {
             Shape s = v->shape();
             if (auto n = v->order().find(Axis::N); n && s[*n] == kDynamic) s[*n] = batch;
@@ -47,8 +72,32 @@ struct Model::Shared {
         }
         infer_shapes(g, *registry);
         auto p = native::Program::compile(std::move(g), *registry);
-        programs.emplace(batch, p);
+        if (specialise) {
+            if (recent.size() >= kMaxValuePrograms) {
+                programs.erase(recent.front());
+                recent.pop_front();
+            }
+            recent.push_back(key);
+        }
+        programs.emplace(key, p);
         return p;
+    }
+
+    /// The graph for the value inputs' values in `inputs`, converted and prepared; it must have
+    /// the signature's inputs and outputs.
+    Graph specialised(const std::vector<Tensor>& inputs) const {
+        std::map<std::string, Tensor> values;
+        for (std::size_t k = 0; k < value_indices.size(); ++k) values.emplace(value_inputs[k], inputs[value_indices[k]]);
+        Graph g = prepared(specialise(values), *registry, opt_level);
+        auto same = [](const std::vector<Variable*>& a, const std::vector<Variable*>& b, bool types) {
+            if (a.size() != b.size()) return false;
+            for (std::size_t i = 0; i < a.size(); ++i)
+                if (a[i]->dtype() != b[i]->dtype() || (types && a[i]->shape() != b[i]->shape())) return false;
+            return true;
+        };
+        if (!same(g.inputs(), graph.inputs(), true) || !same(g.outputs(), graph.outputs(), false))
+            throw GraphError("the graph converted for the values of the value inputs does not have the model's inputs and outputs");
+        return g;
     }
 };
 
@@ -59,7 +108,7 @@ struct Session::State {
         std::unique_ptr<float[]> memory;  // new[] of float is 16-byte aligned; we align by hand
         std::byte* base = nullptr;
     };
-    std::map<std::int64_t, Arena> arenas;
+    std::map<ProgramKey, Arena> arenas;
     int threads = 1;
     std::unique_ptr<cpu::ThreadPool> pool;  // created on the first run when threads != 1
 
@@ -68,16 +117,17 @@ struct Session::State {
         return pool.get();
     }
 
-    Arena& arena(std::int64_t batch) {
-        auto it = arenas.find(batch);
+    Arena& arena(const ProgramKey& key, const std::vector<Tensor>& inputs) {
+        auto it = arenas.find(key);
         if (it != arenas.end()) return it->second;
+        if (!model->value_inputs.empty() && arenas.size() >= Model::kMaxValuePrograms) arenas.erase(arenas.begin());
         Arena a;
-        a.program = model->program(batch);
+        a.program = model->program(key, inputs);
         const std::size_t floats = a.program->arena_bytes() / sizeof(float) + 64 / sizeof(float);
         a.memory.reset(new float[floats]());
         auto addr = reinterpret_cast<std::uintptr_t>(a.memory.get());
         a.base = reinterpret_cast<std::byte*>((addr + 63) / 64 * 64);
-        return arenas.emplace(batch, std::move(a)).first->second;
+        return arenas.emplace(key, std::move(a)).first->second;
     }
 };
 
@@ -89,11 +139,28 @@ Session& Model::Shared::default_session() {
 
 Model::Model(Graph graph, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
     shared_->registry = &registry;
+    shared_->opt_level = opt_level;
     for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
-    graph.validate();
-    check_dtypes(graph, registry);
-    optimize::pipeline_for(opt_level, "native").run(graph, registry);  // ends with legalize_layout
-    shared_->graph = std::move(graph);
+    shared_->graph = prepared(std::move(graph), registry, opt_level);
+}
+
+Model::Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
+    shared_->registry = &registry;
+    shared_->opt_level = opt_level;
+    for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
+    if (!source.convert) throw Error("a value-specialised model needs its conversion function");
+    for (const auto& name : source.value_inputs) {
+        std::size_t i = 0;
+        while (i < source.signature.inputs().size() && source.signature.input_name(i) != name) ++i;
+        if (i == source.signature.inputs().size()) throw GraphError("value input '" + name + "' is not an input of the model");
+        if (std::find(source.signature.inputs()[i]->shape().begin(), source.signature.inputs()[i]->shape().end(), kDynamic) !=
+            source.signature.inputs()[i]->shape().end())
+            throw ShapeError("value input '" + name + "' has a free size; its shape must be fixed");
+        shared_->value_indices.push_back(i);
+    }
+    shared_->value_inputs = std::move(source.value_inputs);
+    shared_->specialise = std::move(source.convert);
+    shared_->graph = std::move(source.signature);
 }
 Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
@@ -109,6 +176,7 @@ Shape Model::input_shape(std::size_t i) const { return shared_->graph.inputs().a
 Shape Model::output_shape(std::size_t i) const { return shared_->graph.outputs().at(i)->shape(); }
 DType Model::input_dtype(std::size_t i) const { return shared_->graph.inputs().at(i)->dtype(); }
 DType Model::output_dtype(std::size_t i) const { return shared_->graph.outputs().at(i)->dtype(); }
+const std::vector<std::string>& Model::value_inputs() const { return shared_->value_inputs; }
 
 Session Model::session() const {
     return Session(std::make_unique<Session::State>(Session::State{shared_, {}, shared_->threads, nullptr}));
@@ -125,7 +193,7 @@ int Session::threads() const {
 }
 std::size_t Session::arena_bytes() const {
     std::size_t n = 0;
-    for (const auto& [batch, a] : state_->arenas) n += a.program->arena_bytes();
+    for (const auto& [key, a] : state_->arenas) n += a.program->arena_bytes();
     return n;
 }
 
@@ -227,7 +295,13 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         }
     }
     if (batch == -1) batch = 0;  // no dynamic dimension: one program
-    auto& arena = state_->arena(batch);
+    ProgramKey key{batch, {}};
+    for (std::size_t i : state_->model->value_indices)
+        for (std::size_t k = 0; k < inputs[i].size(); ++k) {
+            const double v = inputs[i].at_double(k);
+            key.second.append(reinterpret_cast<const char*>(&v), sizeof v);
+        }
+    auto& arena = state_->arena(key, inputs);
     const native::Program& p = *arena.program;
     for (std::size_t i = 0; i < inputs.size(); ++i)
         to_carrier(inputs[i], g.inputs()[i]->dtype(), g.input_name(i), p.inputs()[i].get(arena.base));
@@ -280,9 +354,22 @@ Graph load_graph(const std::string& path, const LoadOptions& options) {
 
 Model load(const std::string& path, const LoadOptions& options) {
     const Registry& reg = options.registry ? *options.registry : default_registry();
-    Model model(load_graph(path, options), reg, options.opt_level);
-    model.set_threads(options.threads);
-    return model;
+    std::optional<Model> model;
+    try {
+        model.emplace(load_graph(path, options), reg, options.opt_level);
+    } catch (const onnx::InputValuesNeeded& e) {  // converted per value of those inputs, when it runs
+        ValueSpecialisedGraph source;
+        source.signature = e.signature()->clone();
+        source.value_inputs = e.value_inputs();
+        source.convert = [convert = e.convert(), path, limits = options.limits](const std::map<std::string, Tensor>& values) {
+            Graph g = convert(values);
+            check_graph_limits(g, limits, path);
+            return g;
+        };
+        model.emplace(std::move(source), reg, options.opt_level);
+    }
+    model->set_threads(options.threads);
+    return std::move(*model);
 }
 
 }  // namespace graft

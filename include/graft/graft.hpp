@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,11 +72,27 @@ struct LoadOptions {
 
 class Session;
 
+/// A model whose graph depends on the values of some of its inputs (an ONNX Reshape, Slice or
+/// ReduceSum whose shape, starts or axes is a model input): graft::load makes one of these when
+/// that is all that stops a conversion. The Model converts and compiles the graph once per
+/// distinct value of those inputs, on first use.
+struct ValueSpecialisedGraph {
+    /// The model's inputs and outputs as declared, without operators.
+    Graph signature;
+    /// The inputs whose values the graph depends on (fixed shapes, at most a few thousand elements).
+    std::vector<std::string> value_inputs;
+    /// The graph for those inputs' values (by name); it has the signature's inputs and outputs.
+    std::function<Graph(const std::map<std::string, Tensor>& values)> convert;
+};
+
 class GRAFT_API Model {
 public:
     /// Wraps an IR graph (already converted) for running, after the optimizer pipeline of
     /// `opt_level` for the native backend (see LoadOptions::opt_level).
     Model(Graph graph, const Registry& registry, int opt_level = 2);
+    /// A model converted per value of some inputs (see ValueSpecialisedGraph); graph() is then
+    /// the signature only.
+    Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level = 2);
     ~Model();
     Model(Model&&) noexcept;
     Model& operator=(Model&&) noexcept;
@@ -96,6 +113,11 @@ public:
     DType input_dtype(std::size_t i) const;
     /// The element type of an output: the tensors run() returns have it.
     DType output_dtype(std::size_t i) const;
+    /// The inputs whose values the graph depends on (empty for most models). Each distinct value
+    /// given to run() is converted and compiled once, on first use; the last
+    /// kMaxValuePrograms of them are kept.
+    const std::vector<std::string>& value_inputs() const;
+    static constexpr std::size_t kMaxValuePrograms = 32;
 
     /// Runs the model. Inputs by name (every input required); outputs by name.
     std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs) const;

@@ -29,6 +29,23 @@ TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[erro
         REQUIRE_THROWS_AS(graft::load_graph(path), graft::Error);
         REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_tile_repeats_huge.onnx"));
     }
+    SECTION("an Expand to a shape of a huge number of dimensions (an order of that many axes took minutes)") {
+        const auto path = bad_fixture("onnx_expand_rank_huge.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::UnsupportedError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_expand_rank_huge.onnx") &&
+                                                         Catch::Contains("dimensions; graft takes at most 32"));
+    }
+    SECTION("an initializer declaring 1.3e9 values and holding 72 (5 GB were allocated before the comparison)") {
+        const auto path = bad_fixture("onnx_initializer_shape_huge.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::FormatError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_initializer_shape_huge.onnx") &&
+                                                         Catch::Contains("initializer 'onnx::GRU_191': raw_data holds 288 bytes, expected 5259063288"));
+    }
+    SECTION("an Expand of a known value to 3.7e7 elements (computed while converting, it took minutes under ASan)") {
+        const auto path = bad_fixture("onnx_expand_known_huge.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::Error);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_expand_known_huge.onnx") && Catch::Contains("1048578"));
+    }
     SECTION("the same refusal isolated: 5000 copies of a runtime value (tests/fixtures/onnx/make_onnx.py)") {
         const auto path = source_path("tests/fixtures/onnx/bad_tile_copies.onnx").string();
         REQUIRE_THROWS_AS(graft::load_graph(path), graft::UnsupportedError);

@@ -56,7 +56,7 @@ TEST_CASE("onnx/ops: Einsum, CumSum, TopK and OneHot match torch / numpy", "[onn
 
 TEST_CASE("onnx/ops: what graft does not take is refused by a typed error naming the node", "[onnx][onnx_ops]") {
     // An Einsum diagonal, three operands or broadcasting; a bad equation; k, axis or depth out of
-    // range; CumSum's axis computed when the model runs.
+    // range.
     const auto doc = read_manifest(kDir);
     REQUIRE(doc["refused"].Size() > 0);
     for (const auto& r : doc["refused"].GetArray()) {

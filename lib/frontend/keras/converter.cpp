@@ -176,7 +176,7 @@ public:
 
 private:
     void refuse(const std::string& layer, const std::string& cls, const std::string& message) {
-        report_.findings.push_back({layer, cls, message});
+        report_.findings.push_back({layer, cls, message, {}});
         refused_.insert(layer);
     }
 

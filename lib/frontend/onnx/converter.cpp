@@ -7,6 +7,7 @@
 // converter and every converter's UnsupportedError is collected, nodes downstream of a refused one
 // are listed as unchecked, and convert() throws one UnsupportedError naming them all. Exporter
 // patterns (decomposed LayerNorm, GELU, SiLU, Hardswish) are fused back first (patterns.hpp).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,6 +17,7 @@
 #include "frontend/onnx/node_context.hpp"
 #include "frontend/onnx/patterns.hpp"
 #include "graft/frontend/onnx.hpp"
+#include "graft/printable.hpp"
 #include "ops/op_types.hpp"
 
 namespace graft::onnx {
@@ -51,10 +53,31 @@ Attributes cast_to(DType t) {
     return a;
 }
 
+/// The most elements a model input may have to be read as a value while converting (graft
+/// compiles the model once per distinct value: shapes, axes and pads, not data).
+constexpr std::int64_t kMaxValueInputElements = 4096;
+
+/// Input `name`'s value, given by the caller, as the converter holds known values.
+HostTensor host_value(const Tensor& t, DType dtype, const Shape& declared, const std::string& where) {
+    if (t.shape() != declared)
+        throw ShapeError(where + ": the value given has shape " + shape_str(t.shape()) + ", expected " + shape_str(declared));
+    HostTensor h;
+    h.shape = declared;
+    h.kind = dtype == DType::float32 ? HostTensor::Kind::floating
+             : dtype == DType::boolean ? HostTensor::Kind::boolean
+                                       : HostTensor::Kind::integer;
+    for (std::size_t k = 0; k < t.size(); ++k) {
+        const double v = t.at_double(k);
+        if (h.is_float()) h.f.push_back(static_cast<float>(v));
+        else h.i.push_back(static_cast<std::int64_t>(v));
+    }
+    return h;
+}
+
 class Converter {
 public:
-    Converter(const ModelFile& file, const Registry& registry, Graph& g, CheckReport& report)
-        : file_(file), registry_(registry), g_(g), report_(report), batch_(g, registry) {}
+    Converter(const ModelFile& file, const Registry& registry, const Options& options, Graph& g, CheckReport& report)
+        : file_(file), registry_(registry), options_(options), g_(g), report_(report), batch_(g, registry) {}
 
     void run() {
         const auto& graph = file_.proto.graph();
@@ -75,6 +98,26 @@ public:
         for (std::size_t k = 0; k < nodes.nodes.size(); ++k) convert_node(*nodes.nodes[k], static_cast<int>(k));
         if (!report_.findings.empty()) return;
         add_outputs();
+    }
+
+    /// The model's inputs (as converted) and its outputs as declared, without operators.
+    Graph signature() const {
+        Graph sig;
+        for (const Variable* v : g_.inputs()) sig.add_input(sig.add_variable(v->name(), v->dtype(), v->order(), v->shape()));
+        std::vector<std::string> names;
+        for (const auto& vo : file_.proto.graph().output()) {
+            const auto& tt = vo.type().tensor_type();
+            const auto dtype = vo.type().has_tensor_type() ? dtype_of_onnx(tt.elem_type()) : std::nullopt;
+            Shape shape;
+            if (tt.has_shape())
+                for (const auto& dim : tt.shape().dim()) shape.push_back(dim.has_dim_value() && dim.dim_value() > 0 ? dim.dim_value() : kDynamic);
+            if (shape.size() > kMaxRank) shape.clear();
+            sig.add_output(sig.add_variable(sig.unique_name(vo.name()), dtype.value_or(DType::float32), positional_order(shape.size()), shape));
+            names.push_back(vo.name());
+        }
+        sig.set_input_names(input_names_);
+        sig.set_output_names(names);
+        return sig;
     }
 
 private:
@@ -101,6 +144,7 @@ private:
                                        "; graft needs every size but the batch (the first) fixed: export with fixed sizes");
             }
         }
+        check_rank(shape.size(), where);
         const Order o = positional_order(shape.size());
         Variable* v = g_.add_variable(g_.unique_name(vi.name()), *dtype, o, shape);
         g_.add_input(v);
@@ -111,11 +155,46 @@ private:
             v = add_op(g_, registry_, ops::kCast, g_.unique_name(vi.name() + "/cast"), {{"x", v}}, cast_to(DType::float32))->output("y");
         }
         s.value = Value{v, o};
+        if (auto it = options_.input_values.find(vi.name()); it != options_.input_values.end()) {
+            s.known = std::make_shared<const HostTensor>(host_value(it->second, *dtype, shape, where));
+        } else if (std::find(shape.begin(), shape.end(), kDynamic) == shape.end() && numel(shape) <= kMaxValueInputElements) {
+            value_candidates_.insert(vi.name());
+        }
         slots_.emplace(vi.name(), std::move(s));
+        graph_inputs_.insert(vi.name());
     }
 
-    void refuse(const std::string& node, const std::string& cls, const std::string& message) {
-        report_.findings.push_back({node, cls, message});
+    void refuse(const std::string& node, const std::string& cls, const std::string& message,
+                std::vector<std::string> value_inputs = {}) {
+        for (const auto& n : value_inputs)
+            if (std::find(report_.value_inputs.begin(), report_.value_inputs.end(), n) == report_.value_inputs.end())
+                report_.value_inputs.push_back(n);
+        report_.findings.push_back({node, cls, message, std::move(value_inputs)});
+    }
+
+    /// The model inputs the values `names` are computed from, when each is one graft can read as
+    /// a value while converting (value_candidates_); empty otherwise.
+    std::vector<std::string> value_inputs_behind(const std::vector<std::string>& names) {
+        if (producers_.empty())
+            for (const auto& n : file_.proto.graph().node())
+                for (const auto& out : n.output()) producers_.emplace(out, &n);
+        std::set<std::string> seen, found;
+        std::vector<std::string> todo(names.begin(), names.end());
+        while (!todo.empty()) {
+            const std::string name = todo.back();
+            todo.pop_back();
+            if (name.empty() || !seen.insert(name).second) continue;
+            if (graph_inputs_.count(name)) {
+                if (!value_candidates_.count(name)) return {};  // data, or an input with a free size
+                found.insert(name);
+            } else if (auto it = producers_.find(name); it != producers_.end()) {
+                for (const auto& in : it->second->input()) todo.push_back(in);
+            }
+        }
+        std::vector<std::string> out;
+        for (const auto& n : input_names_)
+            if (found.count(n)) out.push_back(n);
+        return out;
     }
 
     void convert_node(const ::onnx::NodeProto& node, int index) {
@@ -162,7 +241,7 @@ private:
                 std::string msg = e.what();
                 const std::string prefix = ctx.where() + ": ";
                 if (msg.compare(0, prefix.size(), prefix) == 0) msg.erase(0, prefix.size());
-                refuse(name, cls, msg);
+                refuse(name, cls, msg, value_inputs_behind(ctx.needed_values()));
             }
         }
         if (!ok)
@@ -206,19 +285,51 @@ private:
 
     const ModelFile& file_;
     const Registry& registry_;
+    const Options& options_;
     Graph& g_;
     CheckReport& report_;
     DynamicBatch batch_;
     std::map<std::string, Slot> slots_;
     std::set<std::string> poisoned_;
     std::vector<std::string> input_names_;
+    std::set<std::string> graph_inputs_;       // model inputs (not initializers)
+    std::set<std::string> value_candidates_;   // those that can be read as values (fixed, small)
+    std::map<std::string, const ::onnx::NodeProto*> producers_;  // value name -> node, filled on demand
 };
 
-CheckReport convert_collecting(const std::string& path, const Registry& registry, Graph& g) {
-    auto file = read_model(path);
+CheckReport convert_collecting(const ModelFile& file, const Registry& registry, const Options& options, Graph& g,
+                               std::shared_ptr<const Graph>* signature = nullptr) {
     CheckReport report;
-    Converter(*file, registry, g, report).run();
+    Converter c(file, registry, options, g, report);
+    c.run();
+    const bool only_values = !report.findings.empty() &&
+                             std::all_of(report.findings.begin(), report.findings.end(), [](const Finding& f) { return !f.value_inputs.empty(); });
+    if (signature && only_values) *signature = std::make_shared<const Graph>(c.signature());
     return report;
+}
+
+/// convert() of a file read already: the same file converts again, for other input values, in
+/// InputValuesNeeded::convert.
+Graph convert_file(const std::shared_ptr<const ModelFile>& file, const Registry& registry, const Options& options) {
+    Graph g;
+    std::shared_ptr<const Graph> signature;
+    auto report = convert_collecting(*file, registry, options, g, &signature);
+    if (report.findings.empty()) return g;
+    if (!signature) frontend::throw_findings(file->path, report, "node");
+    try {
+        frontend::throw_findings(file->path, report, "node");
+    } catch (const UnsupportedError& e) {
+        std::string inputs;
+        for (const auto& n : report.value_inputs) inputs += (inputs.empty() ? "'" : ", '") + printable(n) + "'";
+        const Registry* reg = &registry;
+        throw InputValuesNeeded(std::string(e.what()) + "; graft run and graft::load compile such a model once per value of " + inputs +
+                                    " given when it runs (a descriptor or generated C++ needs a graph fixed when converting)",
+                                report.value_inputs, std::move(signature), [file, reg](const std::map<std::string, Tensor>& values) {
+                                    Options o;
+                                    o.input_values = values;
+                                    return convert_file(file, *reg, o);
+                                });
+    }
 }
 
 }  // namespace
@@ -227,16 +338,13 @@ bool is_onnx_path(const std::string& path) {
     return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
 }
 
-CheckReport check_model(const std::string& path, const Registry& registry, const Options&) {
+CheckReport check_model(const std::string& path, const Registry& registry, const Options& options) {
     Graph g;
-    return convert_collecting(path, registry, g);
+    return convert_collecting(*read_model(path), registry, options, g);
 }
 
-Graph convert(const std::string& path, const Registry& registry, const Options&) {
-    Graph g;
-    auto report = convert_collecting(path, registry, g);
-    if (!report.findings.empty()) frontend::throw_findings(path, report, "node");
-    return g;
+Graph convert(const std::string& path, const Registry& registry, const Options& options) {
+    return convert_file(read_model(path), registry, options);
 }
 
 }  // namespace graft::onnx

@@ -51,6 +51,12 @@ std::vector<float> HostTensor::floats() const {
     return std::vector<float>(i.begin(), i.end());
 }
 
+void check_rank(std::size_t rank, const std::string& what) {
+    if (rank > kMaxRank)
+        throw UnsupportedError(what + ": a tensor of " + std::to_string(rank) + " dimensions; graft takes at most " +
+                               std::to_string(kMaxRank));
+}
+
 std::vector<SymInt> HostTensor::sym_ints(const std::string& what) const {
     std::vector<SymInt> out;
     if (kind == Kind::floating) {

@@ -11,6 +11,17 @@
 
 namespace graft::onnx {
 
+/// The most dimensions an ONNX tensor may have in graft. ONNX sets no bound; real models stay
+/// under 8, and a file's shape tensor of a million ones would otherwise become a million axes.
+constexpr std::size_t kMaxRank = 32;
+
+/// The most elements a value computed while converting may have (ConstantOfShape, Range, Expand
+/// or Tile of known values): 2^24. Beyond, Expand and Tile become runtime ops; the others are refused.
+constexpr std::size_t kMaxKnownElements = std::size_t{1} << 24;
+
+/// UnsupportedError ("WHAT: a tensor of R dimensions; graft takes at most 32") above kMaxRank.
+void check_rank(std::size_t rank, const std::string& what);
+
 /// An integer known while converting up to the batch size N, which a model with a dynamic batch
 /// fixes only when it runs: value + batch * N, for any N >= 1. Shape arithmetic on a dynamic
 /// batch (Shape -> Gather -> Mul -> Concat -> Reshape) computes with these.

@@ -189,6 +189,7 @@ std::unique_ptr<ModelFile> read_model(const std::string& path) {
 HostTensor read_tensor(const ::onnx::TensorProto& t, const ModelFile& file, const std::string& what) {
     using P = ::onnx::TensorProto;
     HostTensor h;
+    check_rank(static_cast<std::size_t>(t.dims_size()), what);
     for (auto d : t.dims()) {
         if (d < 0) throw FormatError(what + ": dimension " + std::to_string(d) + " is negative");
         h.shape.push_back(d);
@@ -206,8 +207,11 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const ModelFile& file, cons
     if (n * eb > kMaxTensorBytes) throw FormatError(what + ": shape " + shape_str(h.shape) + " is too large");
     const bool is_float = type == P::FLOAT || type == P::DOUBLE || type == P::FLOAT16 || type == P::BFLOAT16;
     h.kind = is_float ? HostTensor::Kind::floating : type == P::BOOL ? HostTensor::Kind::boolean : HostTensor::Kind::integer;
-    if (is_float) h.f.resize(n);
-    else h.i.resize(n);
+    // Allocated once the file is known to hold that many values (a shape alone costs nothing).
+    auto allocate = [&] {
+        if (is_float) h.f.resize(n);
+        else h.i.resize(n);
+    };
 
     std::string external;
     const std::string* raw = nullptr;
@@ -221,6 +225,7 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const ModelFile& file, cons
                               " for " + onnx_type_name(type) + " " + shape_str(h.shape));
     }
     if (raw) {
+        allocate();
         for (std::size_t k = 0; k < n; ++k) switch (type) {
                 case P::FLOAT: h.f[k] = load<float>(*raw, k); break;
                 case P::DOUBLE: h.f[k] = static_cast<float>(load<double>(*raw, k)); break;
@@ -244,6 +249,7 @@ HostTensor read_tensor(const ::onnx::TensorProto& t, const ModelFile& file, cons
         if (got != n)
             throw FormatError(what + ": " + field + " holds " + std::to_string(got) + " values, expected " + std::to_string(n) + " for shape " +
                               shape_str(h.shape));
+        allocate();
     };
     switch (type) {
         case P::FLOAT:

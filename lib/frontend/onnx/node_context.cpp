@@ -9,6 +9,7 @@
 namespace graft::onnx {
 
 Order positional_order(std::size_t rank) {
+    check_rank(rank, "a value");
     switch (rank) {
         case 0: return Order{};
         case 1: return OrderC;
@@ -147,11 +148,21 @@ const HostTensor& NodeContext::known_tensor(std::size_t i, const std::string& wh
     const HostTensor* t = known(i);
     if (!t) {
         if (!has_input(i)) fail_format("input " + std::to_string(i) + " (" + what + ") is missing");
-        fail_unsupported("input '" + node_.input(static_cast<int>(i)) + "' (" + what +
-                         ") is computed when the model runs; graft needs it known when converting (a constant, or "
-                         "shape arithmetic)");
+        fail_needs_value(i, "input '" + node_.input(static_cast<int>(i)) + "' (" + what +
+                                ") is computed when the model runs; graft needs it known when converting (a constant, "
+                                "shape arithmetic, or a model input)");
     }
     return *t;
+}
+
+void NodeContext::fail_needs_value(std::size_t i, const std::string& message) const {
+    if (i < num_inputs()) needed_.push_back(node_.input(static_cast<int>(i)));
+    // A node reads its parameters (starts, ends, axes, steps) one after the other: the others it
+    // will need are named now, so that one conversion per value finds them all. Input 0 is the
+    // data, except where it is the one needed (ConstantOfShape, Range).
+    for (std::size_t j = 1; j < num_inputs(); ++j)
+        if (j != i && has_input(j) && !known(j)) needed_.push_back(node_.input(static_cast<int>(j)));
+    fail_unsupported(message);
 }
 
 std::vector<SymInt> NodeContext::dims(std::size_t i) {

@@ -85,6 +85,13 @@ public:
     std::optional<Shape> declared_shape(std::size_t k) const;
     /// Tensor attribute `name` (Constant's value, ConstantOfShape's value); null if absent.
     std::shared_ptr<const HostTensor> tensor_attribute(const std::string& name) const;
+    /// UnsupportedError (`message`) for a node that needs input `i`'s values while converting and
+    /// finds them computed when the model runs. The input is remembered (needed_values()): when it
+    /// comes from model inputs, graft::load compiles the model per value of those. The node's
+    /// other inputs past the first that are not known are remembered too (its other parameters).
+    [[noreturn]] void fail_needs_value(std::size_t i, const std::string& message) const;
+    /// The names of the inputs fail_needs_value reported.
+    const std::vector<std::string>& needed_values() const noexcept { return needed_; }
     /// The slots of the outputs, moved out; FormatError if the converter set none of them.
     std::vector<Slot> take_outputs();
 
@@ -106,6 +113,7 @@ private:
     Graph& graph_;
     const Registry& registry_;
     DynamicBatch& batch_;
+    mutable std::vector<std::string> needed_;
 };
 
 }  // namespace graft::onnx

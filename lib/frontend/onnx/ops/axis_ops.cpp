@@ -26,7 +26,7 @@ i64 declared_size(NodeContext& ctx, std::size_t i, std::size_t out, std::size_t 
                              (cast && cast->type() == ops::kCast && ctx.graph().is_input(cast->inputs().at(0).second));
     const auto declared = ctx.declared_shape(out);
     if (!model_input || !declared || declared->size() != rank || (*declared)[axis] == kDynamic)
-        ctx.fail_unsupported("input '" + ctx.node().input(static_cast<int>(i)) + "' (" + what +
+        ctx.fail_needs_value(i, "input '" + ctx.node().input(static_cast<int>(i)) + "' (" + what +
                              ") is computed when the model runs; graft needs it known when converting (or a model input, "
                              "with the output's shape declared)");
     if (numel(v.var->shape()) != 1) ctx.fail_shape(what + " holds " + shape_str(v.var->shape()) + " entries, expected one");

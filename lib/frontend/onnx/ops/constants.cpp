@@ -126,7 +126,9 @@ void constant_of_shape(NodeContext& ctx) {
     for (auto d : dims)
         if (d < 0) ctx.fail_shape("a negative dimension");
     const auto n = static_cast<std::size_t>(numel(out.shape));
-    if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("a constant of " + std::to_string(n) + " elements");
+    if (n > kMaxKnownElements)
+        ctx.fail_unsupported("a constant of " + std::to_string(n) + " elements (graft computes at most " +
+                             std::to_string(kMaxKnownElements) + " while converting)");
     if (out.is_float()) out.f.assign(n, fill.f[0]);
     else out.i.assign(n, fill.i[0]);
     ctx.set_known_output(0, std::move(out));
@@ -135,12 +137,15 @@ void constant_of_shape(NodeContext& ctx) {
 void range(NodeContext& ctx) {
     expect_inputs(ctx, 3, 3);
     const HostTensor *s = ctx.known(0), *l = ctx.known(1), *d = ctx.known(2);
-    if (!s || !l || !d) ctx.fail_unsupported("a Range whose start, limit or delta is computed when the model runs");
+    if (!s || !l || !d)
+        ctx.fail_needs_value(!s ? 0 : !l ? 1 : 2, "a Range whose start, limit or delta is computed when the model runs");
     const bool fl = s->is_float() || l->is_float() || d->is_float();
     const double start = s->floats().at(0), limit = l->floats().at(0), delta = d->floats().at(0);
     if (delta == 0) ctx.fail_format("delta is 0");
     const double count = std::max(std::ceil((limit - start) / delta), 0.0);
-    if (count > double(1 << 28)) ctx.fail_unsupported("a Range of " + std::to_string(count) + " elements");
+    if (count > double(kMaxKnownElements))
+        ctx.fail_unsupported("a Range of " + std::to_string(count) + " elements (graft computes at most " +
+                             std::to_string(kMaxKnownElements) + " while converting)");
     HostTensor out;
     out.kind = fl ? HostTensor::Kind::floating : HostTensor::Kind::integer;
     out.shape = {static_cast<i64>(count)};
@@ -294,7 +299,21 @@ void where(NodeContext& ctx) {
 void expand(NodeContext& ctx) {
     expect_inputs(ctx, 2, 2);
     const HostTensor* x = ctx.known(0);
-    if (!x || (ctx.known(1) && ctx.known(1)->symbolic())) {  // a runtime value
+    // A runtime value, a shape that follows the batch, or a result too large to compute now: an op.
+    std::size_t n = 0;
+    bool runtime = !x || (ctx.known(1) && ctx.known(1)->symbolic());
+    if (!runtime) {
+        const auto dims = ctx.known_ints(1, "shape");
+        std::size_t r = std::max(dims.size(), x->shape.size());
+        n = 1;
+        for (std::size_t i = 0; i < r && n <= kMaxKnownElements; ++i) {
+            const i64 xd = i + x->shape.size() >= r ? x->shape[i + x->shape.size() - r] : 1;
+            const i64 td = i + dims.size() >= r ? dims[i + dims.size() - r] : 1;
+            n *= static_cast<std::size_t>(std::max<i64>({xd, td, 0}));
+        }
+        runtime = n > kMaxKnownElements;
+    }
+    if (runtime) {
         const Value y = expand_to(ctx, ctx.input(0), ctx.dims(0), ctx.known_sym_ints(1, "shape"));
         return ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
     }
@@ -302,8 +321,7 @@ void expand(NodeContext& ctx) {
     HostTensor ones;
     ones.kind = x->kind == HostTensor::Kind::floating ? HostTensor::Kind::floating : HostTensor::Kind::integer;
     ones.shape = Shape(dims.begin(), dims.end());
-    const auto n = static_cast<std::size_t>(numel(ones.shape));
-    if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("an expansion to " + std::to_string(n) + " elements");
+    n = static_cast<std::size_t>(numel(ones.shape));
     if (ones.is_float()) ones.f.assign(n, 1.f);
     else ones.i.assign(n, 1);
     ctx.set_known_output(0, host_binary("Mul", *x, ones, ctx.where()));

@@ -15,7 +15,7 @@ using i64 = std::int64_t;
 /// Input `i`, a known constant of `n` values, as a 1-D constant over C.
 Variable* per_channel(NodeContext& ctx, std::size_t i, i64 n, const char* what) {
     const HostTensor* t = ctx.known(i);
-    if (!t) ctx.fail_unsupported(std::string(what) + " computed when the model runs");
+    if (!t) ctx.fail_needs_value(i, std::string(what) + " computed when the model runs");
     if (t->numel() != n) ctx.fail_shape(std::string(what) + " has " + std::to_string(t->numel()) + " values, expected " + std::to_string(n));
     return ctx.constant(ctx.layer_name() + "/" + what, OrderC, {n}, t->floats());
 }

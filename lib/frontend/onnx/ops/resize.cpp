@@ -30,7 +30,7 @@ bool given(const NodeContext& ctx, std::size_t i) {
 std::vector<float> known_floats(const NodeContext& ctx, std::size_t i, const std::string& what, std::size_t n) {
     const HostTensor* t = ctx.known(i);
     if (!t)
-        ctx.fail_unsupported("input '" + ctx.node().input(static_cast<int>(i)) + "' (" + what +
+        ctx.fail_needs_value(i, "input '" + ctx.node().input(static_cast<int>(i)) + "' (" + what +
                              ") is computed when the model runs; graft needs it known when converting");
     auto v = t->floats();
     if (v.size() != n) ctx.fail_format(what + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(n));
@@ -86,7 +86,7 @@ void resize(NodeContext& ctx) {
         const Value& s = ctx.input(scales_at);
         const auto declared = ctx.declared_shape(0);
         if (!ctx.graph().is_input(s.var) || !declared || declared->size() != rank)
-            ctx.fail_unsupported("input '" + ctx.node().input(static_cast<int>(scales_at)) +
+            ctx.fail_needs_value(scales_at, "input '" + ctx.node().input(static_cast<int>(scales_at)) +
                                  "' (scales) is computed when the model runs; graft needs it known when converting (or a "
                                  "model input, with the output's shape declared)");
         if (numel(s.var->shape()) != static_cast<i64>(rank))

@@ -352,11 +352,12 @@ void tile(NodeContext& ctx) {
         if (r < 0) ctx.fail_format("a negative repeat count " + std::to_string(r));
         if (r == 0) ctx.fail_unsupported("a repeat count of 0 (an empty result)");
     }
-    if (const HostTensor* t = ctx.known(0)) {
-        Shape out;
+    const HostTensor* t = ctx.known(0);
+    Shape out;  // of a known value (no free dimension)
+    if (t)
         for (std::size_t d = 0; d < in.size(); ++d) out.push_back(checked::product(ctx.where(), "tiled axis " + std::to_string(d), {in[d], reps[d]}));
+    if (t && static_cast<std::size_t>(numel(out)) <= kMaxKnownElements) {  // computed now; a larger one is an op
         const auto n = static_cast<std::size_t>(numel(out));
-        if (n > (std::size_t{1} << 28)) ctx.fail_unsupported("a tiling to " + std::to_string(n) + " elements");
         std::vector<std::size_t> src(n);
         for (std::size_t k = 0; k < n; ++k) {
             std::size_t rem = k, stride = 1;
