@@ -46,6 +46,12 @@ TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[erro
         REQUIRE_THROWS_AS(graft::load_graph(path), graft::Error);
         REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_expand_known_huge.onnx") && Catch::Contains("1048578"));
     }
+    SECTION("an Expand of a known value to a shape holding -1 (a vector sized by a negative count: std::length_error)") {
+        const auto path = bad_fixture("onnx_expand_negative_dim.onnx");
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::ShapeError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("onnx_expand_negative_dim.onnx") && Catch::Contains("/Expand_2") &&
+                                                         Catch::Contains("negative dimension -1"));
+    }
     SECTION("the same refusal isolated: 5000 copies of a runtime value (tests/fixtures/onnx/make_onnx.py)") {
         const auto path = source_path("tests/fixtures/onnx/bad_tile_copies.onnx").string();
         REQUIRE_THROWS_AS(graft::load_graph(path), graft::UnsupportedError);

@@ -304,6 +304,8 @@ void expand(NodeContext& ctx) {
     bool runtime = !x || (ctx.known(1) && ctx.known(1)->symbolic());
     if (!runtime) {
         const auto dims = ctx.known_ints(1, "shape");
+        for (auto d : dims)
+            if (d < 0) ctx.fail_shape("shape holds a negative dimension " + std::to_string(d));
         std::size_t r = std::max(dims.size(), x->shape.size());
         n = 1;
         for (std::size_t i = 0; i < r && n <= kMaxKnownElements; ++i) {
