@@ -84,19 +84,24 @@ struct Model::Shared {
     }
 
     /// The graph for the value inputs' values in `inputs`, converted and prepared; it must have
-    /// the signature's inputs and outputs.
+    /// the signature's inputs and as many outputs.
     Graph specialised(const std::vector<Tensor>& inputs) const {
         std::map<std::string, Tensor> values;
         for (std::size_t k = 0; k < value_indices.size(); ++k) values.emplace(value_inputs[k], inputs[value_indices[k]]);
         Graph g = prepared(specialise(values), *registry, opt_level);
-        auto same = [](const std::vector<Variable*>& a, const std::vector<Variable*>& b, bool types) {
-            if (a.size() != b.size()) return false;
-            for (std::size_t i = 0; i < a.size(); ++i)
-                if (a[i]->dtype() != b[i]->dtype() || (types && a[i]->shape() != b[i]->shape())) return false;
-            return true;
+        // Inputs must match; outputs leave as the model declares them (from_carrier), whatever
+        // dtype the conversion gave them.
+        auto check = [](const std::vector<Variable*>& got, const std::vector<Variable*>& want, bool types, const char* what) {
+            if (got.size() != want.size())
+                throw GraphError("the graph converted for these values has " + std::to_string(got.size()) + " " + what + ", the model " +
+                                 std::to_string(want.size()));
+            for (std::size_t i = 0; i < got.size(); ++i)
+                if (types && (got[i]->dtype() != want[i]->dtype() || got[i]->shape() != want[i]->shape()))
+                    throw GraphError(std::string("the graph converted for these values has ") + what + " " + got[i]->describe() +
+                                     " where the model has " + want[i]->describe());
         };
-        if (!same(g.inputs(), graph.inputs(), true) || !same(g.outputs(), graph.outputs(), false))
-            throw GraphError("the graph converted for the values of the value inputs does not have the model's inputs and outputs");
+        check(g.inputs(), graph.inputs(), true, "inputs");
+        check(g.outputs(), graph.outputs(), false, "outputs");
         return g;
     }
 };

@@ -163,6 +163,37 @@ std::vector<Example> shape_examples() {
     };
     v.push_back(pad);
 
+    // The other modes: a constant other than zero, the edge entry, a reflection (numpy's "reflect",
+    // here by stepping back and forth, wider than the axis so it wraps twice).
+    for (const std::string mode : {"constant", "edge", "reflect"}) {
+        Example m;
+        m.op_type = "Pad";
+        m.name = mode + (mode == "constant" ? " 1.5" : "") + ": pad H and W, crop C";
+        m.attrs.set("axes", graft::Order{Axis::H, Axis::W, Axis::C});
+        m.attrs.set("begin", std::vector<std::int64_t>{2, 7, 0});
+        m.attrs.set("end", std::vector<std::int64_t>{1, 3, -1});
+        m.attrs.set("mode", mode);
+        if (mode == "constant") m.attrs.set("value", 1.5f);
+        m.inputs = {input("x", nhwc, {2, 3, 4, 3}, 37)};
+        m.reference = [mode](const std::vector<Operand>& in) {
+            auto source = [&](std::int64_t i, std::int64_t n, bool& inside) {
+                inside = i >= 0 && i < n;
+                if (mode == "edge") return std::min(std::max<std::int64_t>(i, 0), n - 1);
+                while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+                return i;
+            };
+            return std::vector<Expected>{output("y", OrderNHWC, {2, 6, 14, 2}, [&](const Pos& p, std::int64_t) {
+                Pos q = p;
+                bool in_h = true, in_w = true;
+                q["H"] = source(p.at("H") - 2, 3, in_h);
+                q["W"] = source(p.at("W") - 7, 4, in_w);
+                if (mode == "constant" && !(in_h && in_w)) return 1.5;
+                return at(in[0], q);
+            })};
+        };
+        v.push_back(m);
+    }
+
     Example rev;
     rev.op_type = "Reverse";
     rev.name = "along T";

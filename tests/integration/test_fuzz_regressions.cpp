@@ -22,6 +22,14 @@ TEST_CASE("fuzz regressions: .npy inputs give one clean error", "[errors][hostil
     }
 }
 
+TEST_CASE("fuzz regressions: descriptors give one typed error", "[errors][hostile][fuzz]") {
+    SECTION("a graph.json whose number 0E88 sent RapidJSON's parser through clz(0) (UBSan, third-party, ignore-listed)") {
+        const auto path = source_path("tests/fixtures/bad/descriptor_number_0e88").string();
+        REQUIRE_THROWS_AS(graft::load_graph(path), graft::FormatError);
+        REQUIRE_THROWS_WITH(graft::load_graph(path), Catch::Contains("descriptor_number_0e88/graph.json") && Catch::Contains("not valid JSON"));
+    }
+}
+
 TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[errors][hostile][fuzz][onnx]") {
     SECTION("the fuzzed model (a Tile of a runtime value repeated about 2^30 times took minutes)") {
         // Other mutations in the same file are now refused first; what matters is a prompt typed error.

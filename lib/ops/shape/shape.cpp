@@ -123,6 +123,11 @@ PadAttrs PadAttrs::parse(const Operator& op) {
     PadAttrs a{op.attrs().get_order("axes", op.describe()), op.attr<std::vector<i64>>("begin"), op.attr<std::vector<i64>>("end")};
     if (a.begin.size() != a.axes.ndim() || a.end.size() != a.axes.ndim())
         shape_fail(op, "begin and end need one entry per axis of " + a.axes.str());
+    const std::string mode = op.attr_or<std::string>("mode", "constant");
+    if (mode == "edge") a.mode = graft_rt::pad_edge;
+    else if (mode == "reflect") a.mode = graft_rt::pad_reflect;
+    else if (mode != "constant") throw GraphError(op.describe() + ": mode '" + mode + "', expected constant, edge or reflect");
+    a.value = static_cast<float>(op.attr_or<double>("value", 0.0));
     return a;
 }
 
@@ -330,23 +335,29 @@ void emit_reverse(cpp::EmitContext& ctx) {
 Outputs infer_pad(const Operator& op) { return {{"y", {in(op, "x").order(), PadAttrs::parse(op).geometry(op).out}}}; }
 
 std::unique_ptr<native::Kernel> build_pad(native::BuildContext& b) {
-    const auto g = PadAttrs::parse(b.op()).geometry(b.op());
+    const auto a = PadAttrs::parse(b.op());
+    const auto g = a.geometry(b.op());
     const int rank = static_cast<int>(g.in.size());
     const Dims in = fixed_array<kMaxRank>(g.in), out = fixed_array<kMaxRank>(g.out), begin = fixed_array<kMaxRank>(g.begin);
     auto x = b.in("x"), y = b.out("y");
+    const int mode = a.mode;
+    const float value = a.value;
     return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank);
+        graft_rt::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank, mode, value);
     });
 }
 
 void emit_pad(cpp::EmitContext& ctx) {
     const Operator& op = ctx.op();
-    const auto g = PadAttrs::parse(op).geometry(op);
+    const auto a = PadAttrs::parse(op);
+    const auto g = a.geometry(op);
     cpp::use(ctx, "shape");
     ctx.constant_list("in_shape", g.in, op.input("x")->order().str());
     ctx.constant_list("out_shape", g.out);
-    ctx.constant_list("begin", g.begin, "leading zeros (negative: cropped)");
-    ctx.line("graft_rt::pad_nd({}, {}, in_shape, out_shape, begin, {});", ctx.input("x"), ctx.output("y"), g.in.size());
+    ctx.constant_list("begin", g.begin, "leading padding (negative: cropped)");
+    static const char* modes[] = {"graft_rt::pad_constant", "graft_rt::pad_edge", "graft_rt::pad_reflect"};
+    ctx.line("graft_rt::pad_nd({}, {}, in_shape, out_shape, begin, {}, {}, {});", ctx.input("x"), ctx.output("y"), g.in.size(),
+             modes[a.mode], a.value);
 }
 
 }  // namespace
@@ -366,7 +377,8 @@ void register_shape(Registry& r) {
         .add(r, build_concat, emit_concat);
     OpDef(kReverse, {"x"}, infer_reverse, "y = x with the entries along axis `axis` in reverse order")
         .add(r, build_reverse, emit_reverse);
-    OpDef(kPad, {"x"}, infer_pad, "zero padding (begin/end > 0) or cropping (< 0) along the axes `axes`, any layout")
+    OpDef(kPad, {"x"}, infer_pad,
+          "padding (begin/end > 0: `mode` constant with `value`, edge or reflect) or cropping (< 0) along the axes `axes`, any layout")
         .add(r, build_pad, emit_pad);
     OpDef(kDepthToSpace, {"x"}, infer_block,
           "blocks of `block` entries along each of the axes `axes` taken from the channel axis `axis` (mode DCR or CRD), any layout")

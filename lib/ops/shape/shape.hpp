@@ -69,10 +69,13 @@ struct ReverseAttrs {
     static ReverseAttrs parse(const Operator& op);
 };
 
-/// Pad: along the axes `axes`, begin[i] entries before and end[i] after (negative: cropped).
+/// Pad: along the axes `axes`, begin[i] entries before and end[i] after (negative: cropped);
+/// `mode` "constant" (with `value`, 0 by default), "edge" or "reflect" (graft_rt::pad_mode).
 struct PadAttrs {
     Order axes;
     std::vector<std::int64_t> begin, end;
+    int mode = 0;  ///< graft_rt::pad_mode
+    float value = 0.f;
     static PadAttrs parse(const Operator& op);
     /// In x's memory order: its shape, y's shape and the leading pad of every axis.
     /// ShapeError when an axis would be left empty; UnsupportedError beyond graft_rt::max_rank.

@@ -140,33 +140,69 @@ inline bool strides_of(const i64* in_shape, const i64* out_shape, int rank, i64*
     return os > 0;
 }
 
-/// pad_nd from axis `axis` on; strides are those of the axes (row-major).
+/// What pad_nd writes where x does not reach: a constant, the nearest edge entry, or x reflected
+/// about its edge entries (numpy's and ONNX's "reflect": [1 2 3] padded by 2 is [3 2 1 2 3 2 1]).
+enum pad_mode : int { pad_constant = 0, pad_edge = 1, pad_reflect = 2 };
+
+/// n entries of `value` at y.
+inline void fill(float* y, i64 n, float value) {
+    if (value == 0.f) std::memset(y, 0, bytes(n));
+    else std::fill(y, y + n, value);
+}
+
+/// pad_nd from axis `axis` on, pad_constant; strides are those of the axes (row-major).
 inline void pad_axis(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin,
-                     const i64* in_stride, const i64* out_stride, int rank, int axis) {
+                     const i64* in_stride, const i64* out_stride, int rank, int axis, float value) {
     const i64 in = in_shape[axis], out = out_shape[axis], b = begin[axis];
     // the output positions o whose source o - b is in [0, in)
     const i64 lo = std::min(std::max<i64>(b, 0), out), hi = std::min(std::max(b + in, lo), out);
     const i64 is = in_stride[axis], os = out_stride[axis];
-    if (lo > 0) std::memset(y, 0, bytes(lo * os));
+    if (lo > 0) fill(y, lo * os, value);
     if (axis == rank - 1) {
         if (hi > lo) std::memcpy(y + lo, x + (lo - b), bytes(hi - lo));
     } else {
         for (i64 o = lo; o < hi; ++o)
-            pad_axis(x + (o - b) * is, y + o * os, in_shape, out_shape, begin, in_stride, out_stride, rank, axis + 1);
+            pad_axis(x + (o - b) * is, y + o * os, in_shape, out_shape, begin, in_stride, out_stride, rank, axis + 1, value);
     }
-    if (out > hi) std::memset(y + hi * os, 0, bytes((out - hi) * os));
+    if (out > hi) fill(y + hi * os, (out - hi) * os, value);
 }
 
-/// y = x shifted by begin[i] along axis i (negative: cropped), zeros where nothing maps; x and y
-/// have the same rank (<= max_rank).
-inline void pad_nd(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin, int rank) {
+/// The entry of an axis of n entries that position i (any integer) reads under pad_edge or
+/// pad_reflect.
+inline i64 pad_source(i64 i, i64 n, int mode) {
+    if (i >= 0 && i < n) return i;
+    if (mode == pad_edge || n == 1) return i < 0 ? 0 : n - 1;
+    const i64 period = 2 * (n - 1);
+    i64 m = i % period;
+    if (m < 0) m += period;
+    return m < n ? m : period - m;
+}
+
+/// pad_nd from axis `axis` on, pad_edge or pad_reflect.
+inline void pad_axis_mapped(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin,
+                            const i64* in_stride, const i64* out_stride, int rank, int axis, int mode) {
+    const i64 in = in_shape[axis], out = out_shape[axis], b = begin[axis];
+    const i64 is = in_stride[axis], os = out_stride[axis];
+    for (i64 o = 0; o < out; ++o) {
+        const i64 s = pad_source(o - b, in, mode);
+        if (axis == rank - 1) y[o] = x[s];
+        else pad_axis_mapped(x + s * is, y + o * os, in_shape, out_shape, begin, in_stride, out_stride, rank, axis + 1, mode);
+    }
+}
+
+/// y = x shifted by begin[i] along axis i (negative: cropped); where nothing maps, `value`
+/// (pad_constant) or entries of x (pad_edge, pad_reflect: see pad_mode). x and y have the same
+/// rank (<= max_rank).
+inline void pad_nd(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin, int rank,
+                   int mode = pad_constant, float value = 0.f) {
     if (rank <= 0) {
         y[0] = x[0];
         return;
     }
     i64 in_stride[max_rank], out_stride[max_rank];
-    if (strides_of(in_shape, out_shape, rank, in_stride, out_stride))
-        pad_axis(x, y, in_shape, out_shape, begin, in_stride, out_stride, rank, 0);
+    if (!strides_of(in_shape, out_shape, rank, in_stride, out_stride)) return;
+    if (mode == pad_constant) pad_axis(x, y, in_shape, out_shape, begin, in_stride, out_stride, rank, 0, value);
+    else pad_axis_mapped(x, y, in_shape, out_shape, begin, in_stride, out_stride, rank, 0, mode);
 }
 
 }  // namespace graft_rt

@@ -215,20 +215,42 @@ void prelu(NodeContext& ctx) {
     ctx.set_outputs({emit(ctx, ops::kPReLU, {{"x", x.var}, {"alpha", al}}, std::move(a), x.logical)});
 }
 
-/// Identity and inference-mode Dropout: the input itself (a known input stays known: exporters
-/// write an Identity for each copy of a repeated initializer).
+/// Identity and Dropout that drops nothing (inference, or training_mode with a ratio of 0): the
+/// input itself (a known input stays known: exporters write an Identity for each copy of a
+/// repeated initializer), and Dropout's mask, all true, if it is used.
 void identity(NodeContext& ctx) {
     expect_inputs(ctx, 1, 3);
-    if (ctx.node().op_type() == "Dropout") {
-        expect_one_output(ctx);
-        if (ctx.has_input(2)) {
-            const HostTensor* t = ctx.known(2);
-            if (!t || t->ints("training_mode")[0] != 0) ctx.fail_unsupported("training-mode Dropout (graft runs inference)");
+    const bool dropout = ctx.node().op_type() == "Dropout";
+    if (!dropout) expect_one_output(ctx);
+    if (dropout && ctx.has_input(2)) {
+        const HostTensor* t = ctx.known(2);
+        if (!t) ctx.fail_needs_value(2, "training_mode computed when the model runs");
+        if (t->numel() != 1) ctx.fail_format("training_mode holds " + std::to_string(t->numel()) + " values, expected one");
+        if (t->ints("training_mode")[0] != 0) {  // drops at random unless the ratio is 0
+            const HostTensor* r = ctx.has_input(1) ? ctx.known(1) : nullptr;
+            if (ctx.has_input(1) && !r) ctx.fail_needs_value(1, "ratio computed when the model runs");
+            if (!r || r->numel() != 1 || r->floats()[0] != 0.f)
+                ctx.fail_unsupported("training-mode Dropout with a ratio other than 0 (random; graft runs inference)");
         }
     }
-    if (const HostTensor* t = ctx.known(0)) return ctx.set_known_output(0, *t);
-    const Value& x = ctx.input(0);
-    ctx.set_outputs({emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical)});
+    if (const HostTensor* t = ctx.known(0)) {
+        ctx.set_known_output(0, *t);
+    } else {
+        const Value& x = ctx.input(0);
+        const Value y = emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical);
+        ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
+    }
+    if (dropout && ctx.wants_output(1)) {  // the mask: true everywhere, x's shape
+        if (const HostTensor* t = ctx.known(0)) {
+            HostTensor mask;
+            mask.kind = HostTensor::Kind::boolean;
+            mask.shape = t->shape;
+            mask.i.assign(static_cast<std::size_t>(t->numel()), 1);
+            return ctx.set_known_output(1, std::move(mask));
+        }
+        const Value m = expand_to(ctx, scalar(ctx, 1.f, "mask_one"), {SymInt{1, 0}}, ctx.dims(0));
+        ctx.set_output(1, m.var, m.logical, true);
+    }
 }
 
 }  // namespace

@@ -74,37 +74,6 @@ void size(NodeContext& ctx) {
     ctx.set_known_output(0, std::move(t));
 }
 
-/// `x` (of dimensions `xdims`) broadcast as numpy does (aligned from the right) to `dims`, a
-/// runtime value: graft's Expand, whose dimensions that are the batch size N follow the model's
-/// dynamic batch.
-Value expand_to(NodeContext& ctx, const Value& x, const std::vector<SymInt>& xdims, const std::vector<SymInt>& dims) {
-    const std::size_t r = std::max(xdims.size(), dims.size());
-    const Order order = positional_order(r);
-    Shape shape;
-    for (std::size_t i = 0; i < r; ++i) {
-        const SymInt one{1, 0};
-        const SymInt xd = i + xdims.size() >= r ? xdims[i + xdims.size() - r] : one;
-        const SymInt td = i + dims.size() >= r ? dims[i + dims.size() - r] : one;
-        if (!(xd == one) && !(td == one) && !(xd == td))
-            ctx.fail_shape("cannot expand dimension " + xd.str() + " to " + td.str());
-        const SymInt d = xd == one ? td : xd;
-        if (d.fixed() && d.value < 0) ctx.fail_shape("a negative dimension " + d.str());
-        if (!d.fixed() && !(d == SymInt{0, 1}))
-            ctx.fail_unsupported("a dimension of " + d.str() + " (N: the batch size); graft expands to N itself");
-        shape.push_back(d.fixed() ? d.value : kDynamic);
-    }
-    std::vector<Axis> names(order.axes().end() - static_cast<std::ptrdiff_t>(xdims.size()), order.axes().end());
-    NamedVars ins{{"x", ctx.relabel(x, Order(names)).var}};
-    Attributes a;
-    a.set("order", order);
-    a.set("shape", shape);
-    if (std::count(shape.begin(), shape.end(), kDynamic)) {
-        const auto [like, axis] = ctx.batch().carrier(ctx.where());
-        ins.emplace_back("like", like);
-        a.set("like_axis", axis);
-    }
-    return emit(ctx, ops::kExpand, std::move(ins), std::move(a), order);
-}
 
 void constant_of_shape(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
@@ -330,6 +299,38 @@ void expand(NodeContext& ctx) {
 }
 
 }  // namespace
+
+/// `x` (of dimensions `xdims`) broadcast as numpy does (aligned from the right) to `dims`, a
+/// runtime value: graft's Expand, whose dimensions that are the batch size N follow the model's
+/// dynamic batch.
+Value expand_to(NodeContext& ctx, const Value& x, const std::vector<SymInt>& xdims, const std::vector<SymInt>& dims) {
+    const std::size_t r = std::max(xdims.size(), dims.size());
+    const Order order = positional_order(r);
+    Shape shape;
+    for (std::size_t i = 0; i < r; ++i) {
+        const SymInt one{1, 0};
+        const SymInt xd = i + xdims.size() >= r ? xdims[i + xdims.size() - r] : one;
+        const SymInt td = i + dims.size() >= r ? dims[i + dims.size() - r] : one;
+        if (!(xd == one) && !(td == one) && !(xd == td))
+            ctx.fail_shape("cannot expand dimension " + xd.str() + " to " + td.str());
+        const SymInt d = xd == one ? td : xd;
+        if (d.fixed() && d.value < 0) ctx.fail_shape("a negative dimension " + d.str());
+        if (!d.fixed() && !(d == SymInt{0, 1}))
+            ctx.fail_unsupported("a dimension of " + d.str() + " (N: the batch size); graft expands to N itself");
+        shape.push_back(d.fixed() ? d.value : kDynamic);
+    }
+    std::vector<Axis> names(order.axes().end() - static_cast<std::ptrdiff_t>(xdims.size()), order.axes().end());
+    NamedVars ins{{"x", ctx.relabel(x, Order(names)).var}};
+    Attributes a;
+    a.set("order", order);
+    a.set("shape", shape);
+    if (std::count(shape.begin(), shape.end(), kDynamic)) {
+        const auto [like, axis] = ctx.batch().carrier(ctx.where());
+        ins.emplace_back("like", like);
+        a.set("like_axis", axis);
+    }
+    return emit(ctx, ops::kExpand, std::move(ins), std::move(a), order);
+}
 
 void register_constants(Registry& r) {
     add(r, "Constant", constant);

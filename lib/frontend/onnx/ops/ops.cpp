@@ -47,7 +47,7 @@ Value reshape(NodeContext& ctx, const Value& x, const Shape& shape, const std::s
 }
 
 Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64_t>& begin, const std::vector<std::int64_t>& end,
-                  const std::string& suffix) {
+                  const std::string& suffix, const std::string& mode, float value) {
     std::vector<Axis> axes;
     std::vector<std::int64_t> b, e;
     for (std::size_t i = 0; i < begin.size(); ++i)
@@ -65,6 +65,8 @@ Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64
     a.set("axes", Order(axes));
     a.set("begin", b);
     a.set("end", e);
+    if (mode != "constant") a.set("mode", mode);
+    if (value != 0.f) a.set("value", value);
     const Value y = emit(ctx, ops::kPad, {{"x", in.var}}, std::move(a), in.logical, suffix.empty() ? "pad" : suffix);
     return first ? ctx.relabel(y, x.logical) : y;
 }

@@ -26,10 +26,10 @@ Value emit(NodeContext& ctx, const std::string& type, NamedVars inputs, Attribut
 /// `x`'s elements viewed with `shape` (row-major, as ONNX's Reshape): an aliasing Reshape. One
 /// entry of `shape` may be kDynamic (the batch).
 Value reshape(NodeContext& ctx, const Value& x, const Shape& shape, const std::string& suffix = "");
-/// `x` with its logical dimensions, positionally, `begin` / `end` entries padded with zeros (> 0)
-/// or cropped (< 0); no op when all are zero.
+/// `x` with its logical dimensions, positionally, `begin` / `end` entries padded (> 0: graft's Pad
+/// `mode` "constant" with `value`, "edge" or "reflect") or cropped (< 0); no op when all are zero.
 Value pad_or_crop(NodeContext& ctx, const Value& x, const std::vector<std::int64_t>& begin, const std::vector<std::int64_t>& end,
-                  const std::string& suffix = "");
+                  const std::string& suffix = "", const std::string& mode = "constant", float value = 0.f);
 /// `x`'s entries [start, end) along its logical axis at position `axis` (pad_or_crop: no op for
 /// the whole axis).
 Value crop(NodeContext& ctx, const Value& x, std::size_t axis, std::int64_t start, std::int64_t end, const std::string& suffix);
@@ -49,6 +49,9 @@ void expect_one_output(const NodeContext& ctx);
 Value binary(NodeContext& ctx, const std::string& op, Value a, Value b, const std::string& suffix);
 /// A known scalar as a constant value.
 Value scalar(NodeContext& ctx, float v, const std::string& name);
+/// `x` (of dimensions `xdims`) broadcast as numpy does to `dims` (constants.cpp): graft's Expand,
+/// whose entries that are the batch size N follow the model's dynamic batch.
+Value expand_to(NodeContext& ctx, const Value& x, const std::vector<SymInt>& xdims, const std::vector<SymInt>& dims);
 /// f(x) with graft's Activation op (graft_rt/act.hpp's table).
 Value activation(NodeContext& ctx, const Value& x, const std::string& fn, double alpha = 0, double max_value = -1,
                  double threshold = 0, const std::string& suffix = "");

@@ -393,15 +393,18 @@ void tile(NodeContext& ctx) {
 void pad(NodeContext& ctx) {
     expect_inputs(ctx, 1, 4);
     const std::string mode = ctx.config().get_string("mode", "constant");
-    if (mode != "constant") ctx.fail_unsupported("mode '" + mode + "' (graft pads with zeros)");
+    if (mode != "constant" && mode != "edge" && mode != "reflect") ctx.fail_format("mode '" + mode + "' (expected constant, edge or reflect)");
     const Value& x = ctx.input(0);
     const std::size_t r = x.logical.ndim();
     std::vector<i64> pads = ctx.opset() < 11 ? ctx.config().get_ints("pads") : ctx.known_ints(1, "pads");
+    float value = 0.f;
     if (ctx.opset() >= 11 && ctx.has_input(2)) {
         const HostTensor* v = ctx.known(2);
-        if (!v || v->numel() != 1 || v->floats()[0] != 0.f) ctx.fail_unsupported("a constant_value other than 0");
-    } else if (ctx.opset() < 11 && ctx.config().get_float("value", 0.0) != 0.0) {
-        ctx.fail_unsupported("a value other than 0");
+        if (!v) ctx.fail_needs_value(2, "a constant_value computed when the model runs");
+        if (v->numel() != 1) ctx.fail_format("constant_value holds " + std::to_string(v->numel()) + " values, expected one");
+        value = v->floats()[0];
+    } else if (ctx.opset() < 11) {
+        value = static_cast<float>(ctx.config().get_float("value", 0.0));
     }
     std::vector<i64> axes;
     if (ctx.opset() >= 18 && ctx.has_input(3)) axes = ctx.known_ints(3, "axes");
@@ -413,8 +416,9 @@ void pad(NodeContext& ctx) {
         const std::size_t a = axis_index(ctx, axes[j], r);
         b[a] = pads[j], e[a] = pads[j + axes.size()];
     }
-    const Value y = pad_or_crop(ctx, x, b, e);
-    ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
+    Value y = pad_or_crop(ctx, x, b, e, "", mode, mode == "constant" ? value : 0.f);
+    if (y.var == x.var) y = emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical);
+    ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
 }
 
 /// DepthToSpace (mode DCR or CRD) and SpaceToDepth of [N, C, H, W]: blocks of `blocksize` along
