@@ -134,7 +134,7 @@ private:
         Shape shape;
         for (int d = 0; d < tt.shape().dim_size(); ++d) {
             const auto& dim = tt.shape().dim(d);
-            if (dim.has_dim_value() && dim.dim_value() > 0) {
+            if (dim.has_dim_value() && dim.dim_value() >= 0) {  // 0 is a size too (an empty list of axes)
                 shape.push_back(dim.dim_value());
             } else if (d == 0) {
                 shape.push_back(kDynamic);  // the batch: any size when the model runs

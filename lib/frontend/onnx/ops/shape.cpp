@@ -330,16 +330,32 @@ void slice(NodeContext& ctx) {
         }
         return ctx.set_known_output(0, host_take(*t, out, src));
     }
+    // A runtime value: steps of 1 crop, other steps gather the entries they take.
     std::vector<i64> b(s.size(), 0), e(s.size(), 0);
     for (std::size_t d = 0; d < s.size(); ++d) {
-        if (s[d] == kDynamic) continue;  // whole
-        if (step[d] != 1) ctx.fail_unsupported("a step other than 1 on a value computed when the model runs");
+        if (s[d] == kDynamic || step[d] != 1) continue;  // whole, or gathered below
         if (hi[d] <= lo[d]) ctx.fail_unsupported("an empty slice");
         b[d] = -lo[d], e[d] = -(s[d] - hi[d]);
     }
     const Value& x = ctx.input(0);
-    const Value y = pad_or_crop(ctx, x, b, e, "slice");
-    ctx.set_outputs({y.var == x.var ? emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical) : y});
+    Value y = pad_or_crop(ctx, x, b, e, "slice");
+    for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] == kDynamic || step[d] == 1) continue;
+        std::vector<float> idx;
+        for (i64 k = lo[d]; step[d] > 0 ? k < hi[d] : k > hi[d]; k += step[d]) idx.push_back(static_cast<float>(k));
+        if (idx.empty()) ctx.fail_unsupported("an empty slice");
+        const Order out = positional_order(s.size());
+        std::vector<Axis> xn = out.axes();
+        xn[d] = Axis("gathered");
+        const auto n = static_cast<i64>(idx.size());
+        Variable* indices = ctx.constant(ctx.layer_name() + "/step" + std::to_string(d), Order{out[d]}, {n}, std::move(idx));
+        Attributes a;
+        a.set("axis", Axis("gathered"));
+        y = emit(ctx, ops::kGather, {{"x", ctx.relabel(y, Order(xn)).var}, {"indices", indices}}, std::move(a), out,
+                 "step" + std::to_string(d));
+    }
+    if (y.var == x.var) y = emit(ctx, ops::kIdentity, {{"x", x.var}}, {}, x.logical);
+    ctx.set_output(0, y.var, y.logical, ctx.is_integer(0));
 }
 
 /// Tile: known values now; a runtime value as a Concat of copies along each repeated axis.
