@@ -141,9 +141,11 @@ PadAttrs::Geometry PadAttrs::geometry(const Operator& op) const {
         for (i64 p : {begin[i], end[i]})  // cropping is negative padding
             checked::in_range(op.describe(), "padding of axis " + axes[i].name(), p, -kMaxElements);
         const i64 out = x.shape()[k] + begin[i] + end[i];
-        if (x.shape()[k] == kDynamic || out < 1)
+        if (x.shape()[k] == kDynamic || out < 0)  // 0 entries is an empty result (a slice past the end)
             shape_fail(op, "padding " + std::to_string(begin[i]) + "/" + std::to_string(end[i]) + " of axis " + axes[i].name() +
                                " of " + x.describe() + " leaves " + std::to_string(out) + " entries");
+        if (mode != graft_rt::pad_constant && x.shape()[k] == 0 && out > 0)
+            shape_fail(op, "edge or reflect padding of axis " + axes[i].name() + " of " + x.describe() + ", which is empty");
         g.out[k] = out;
         g.begin[k] = begin[i];
     }

@@ -334,8 +334,7 @@ void slice(NodeContext& ctx) {
     std::vector<i64> b(s.size(), 0), e(s.size(), 0);
     for (std::size_t d = 0; d < s.size(); ++d) {
         if (s[d] == kDynamic || step[d] != 1) continue;  // whole, or gathered below
-        if (hi[d] <= lo[d]) ctx.fail_unsupported("an empty slice");
-        b[d] = -lo[d], e[d] = -(s[d] - hi[d]);
+        b[d] = -lo[d], e[d] = -(s[d] - std::max(hi[d], lo[d]));  // nothing when hi <= lo: an empty result
     }
     const Value& x = ctx.input(0);
     Value y = pad_or_crop(ctx, x, b, e, "slice");
