@@ -22,6 +22,7 @@ inline constexpr const char* kLocallyConnected2D = "LocallyConnected2D";
 // pool/
 inline constexpr const char* kPool2D = "Pool2D";
 inline constexpr const char* kPool3D = "Pool3D";
+inline constexpr const char* kPoolArgMax = "PoolArgMax";
 inline constexpr const char* kGlobalPool = "GlobalPool";
 
 // activation/

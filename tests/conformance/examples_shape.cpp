@@ -61,6 +61,44 @@ Example pool(const std::string& type, Order order, Shape shape, std::vector<Axis
     return e;
 }
 
+/// PoolArgMax over NHWC x [2, 5, 6, 3], 3x2 windows, strides 2, explicit pads (1, 0 / 1, 1): the
+/// first maximum of each window in window order, as the flat index into x read as N, C, H, W
+/// (column_major: N, C, W, H).
+Example pool_argmax(bool column_major) {
+    Example e;
+    e.op_type = "PoolArgMax";
+    e.name = column_major ? "column major" : "row major";
+    e.attrs.set("kind", "max");
+    e.attrs.set("pool_size", std::vector<std::int64_t>{3, 2});
+    e.attrs.set("strides", std::vector<std::int64_t>{2, 2});
+    e.attrs.set("padding", "explicit");
+    e.attrs.set("pads", std::vector<std::int64_t>{1, 1, 0, 1});  // top, left, bottom, right
+    e.attrs.set("ceil_mode", false);
+    e.attrs.set("column_major", column_major);
+    e.inputs = {input("x", graft::OrderNHWC, {2, 5, 6, 3}, 31)};
+    e.reference = [=](const std::vector<Operand>& in) {
+        const Operand& x = in[0];
+        const std::int64_t H = 5, W = 6, C = 3;
+        // out = floor((in + pads - k) / s) + 1: H (5 + 1 - 3) / 2 + 1 = 2, W (6 + 2 - 2) / 2 + 1 = 4
+        return std::vector<Expected>{output("y", graft::OrderNHWC, {2, 2, 4, 3}, [&](const Pos& p, std::int64_t) {
+            double best = -INFINITY;
+            std::int64_t where = -1;
+            for (std::int64_t kh = 0; kh < 3; ++kh)
+                for (std::int64_t kw = 0; kw < 2; ++kw) {
+                    const std::int64_t h = p.at("H") * 2 - 1 + kh, w = p.at("W") * 2 - 1 + kw;
+                    if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                    Pos q = p;
+                    q["H"] = h, q["W"] = w;
+                    if (where >= 0 && !(at(x, q) > best)) continue;
+                    best = at(x, q);
+                    where = (p.at("N") * C + p.at("C")) * H * W + (column_major ? w * H + h : h * W + w);
+                }
+            return static_cast<double>(where);
+        })};
+    };
+    return e;
+}
+
 /// DepthToSpace / SpaceToDepth of x [order, shape] with blocks of b along `axes` (ONNX's
 /// definition, for any number of axes: the block's index along axes[0] is the most significant).
 Example block(const std::string& type, Order order, Shape shape, std::vector<Axis> axes, std::int64_t b, bool crd, unsigned seed) {
@@ -215,6 +253,8 @@ std::vector<Example> shape_examples() {
         v.push_back(pool("Pool2D", nhwc, {1, 7, 6, 3}, {Axis::H, Axis::W}, {3, 2}, {1, 2}, true, max, {2, 3}));
         v.push_back(pool("Pool3D", graft::OrderNDHWC, {1, 5, 4, 4, 2}, {Axis::D, Axis::H, Axis::W}, {2, 2, 2}, {1, 1, 2}, false, max, {2, 1, 2}));
     }
+
+    for (bool column_major : {false, true}) v.push_back(pool_argmax(column_major));
 
     for (bool max : {true, false}) {
         Example gp;

@@ -15,6 +15,12 @@ using i64 = std::int64_t;
 PoolAttrs PoolAttrs::parse(const Operator& op) {
     PoolAttrs a;
     a.nd = op.type() == kPool3D ? 3 : 2;
+    if (op.type() == kPoolArgMax) {
+        const auto k = op.attr<std::vector<i64>>("pool_size").size();
+        if (k != 2 && k != 3) shape_fail(op, "pool_size needs 2 or 3 entries");
+        a.nd = static_cast<int>(k);
+        a.column_major = op.attr_or<bool>("column_major", false);
+    }
     const auto kind = op.attr<std::string>("kind");
     if (kind != "max" && kind != "avg")
         throw UnsupportedError(op.describe() + ": pooling kind '" + kind + "' (expected max or avg)");
@@ -110,10 +116,8 @@ std::unique_ptr<native::Kernel> build_pool(native::BuildContext& b) {
     return native::make_kernel([=](const native::RunContext& c) { graft_rt::pool_ndhwc(c.at(x), c.at(y), g, max); });
 }
 
-void emit_pool(cpp::EmitContext& ctx) {
-    const Operator& op = ctx.op();
-    const auto a = PoolAttrs::parse(op);
-    const auto p = a.geometry(op);
+/// `const graft_rt::PoolParams p` in generated code.
+void emit_pool_params(cpp::EmitContext& ctx, const PoolAttrs& a, const graft_rt::PoolParams& p) {
     cpp::use(ctx, "pool");
     cpp::emit_struct(ctx, "PoolParams", "p",
                      {{"n, d, h, w, c", cpp::csv({p.n, p.d, p.h, p.w, p.c})},
@@ -122,7 +126,49 @@ void emit_pool(cpp::EmitContext& ctx) {
                       {"pad_front, pad_top, pad_left (" + a.padding + ")", cpp::csv({p.pad_front, p.pad_top, p.pad_left})},
                       {"od, oh, ow", cpp::csv({p.od, p.oh, p.ow})},
                       {"dil_d, dil_h, dil_w", cpp::csv({p.dil_d, p.dil_h, p.dil_w})}});
+}
+
+void emit_pool(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = PoolAttrs::parse(op);
+    const auto p = a.geometry(op);
+    emit_pool_params(ctx, a, p);
     ctx.line("graft_rt::pool_ndhwc({}, {}, p, /*max=*/{});", ctx.input("x"), ctx.output("y"), a.max);
+}
+
+// ---- PoolArgMax ----------------------------------------------------------------------------------
+
+/// The geometry of a PoolArgMax, whose input must be small enough for its indices to be exact.
+graft_rt::PoolParams argmax_geometry(const Operator& op, const PoolAttrs& a) {
+    if (!a.max) throw UnsupportedError(op.describe() + ": the positions of an average pooling");
+    const auto g = a.geometry(op);
+    if (numel(in(op, "x").shape()) > (i64{1} << 24))
+        throw UnsupportedError(op.describe() + ": indices into " + in(op, "x").describe() +
+                               ", beyond 2^24 elements (graft holds them as exact float32 values)");
+    return g;
+}
+
+Outputs infer_argmax(const Operator& op) {
+    const auto a = PoolAttrs::parse(op);
+    const auto g = argmax_geometry(op, a);
+    if (a.nd == 3) return {{"y", {OrderNDHWC, {g.n, g.od, g.oh, g.ow, g.c}}}};
+    return {{"y", {OrderNHWC, {g.n, g.oh, g.ow, g.c}}}};
+}
+
+std::unique_ptr<native::Kernel> build_argmax(native::BuildContext& b) {
+    const auto a = PoolAttrs::parse(b.op());
+    const auto g = argmax_geometry(b.op(), a);
+    const bool column_major = a.column_major;
+    auto x = b.in("x"), y = b.out("y");
+    return native::make_kernel([=](const native::RunContext& c) { graft_rt::pool_argmax_ndhwc(c.at(x), c.at(y), g, column_major); });
+}
+
+void emit_argmax(cpp::EmitContext& ctx) {
+    const Operator& op = ctx.op();
+    const auto a = PoolAttrs::parse(op);
+    const auto p = argmax_geometry(op, a);
+    emit_pool_params(ctx, a, p);
+    ctx.line("graft_rt::pool_argmax_ndhwc({}, {}, p, /*column_major=*/{});", ctx.input("x"), ctx.output("y"), a.column_major);
 }
 
 // ---- GlobalPool ----------------------------------------------------------------------------------
@@ -173,6 +219,11 @@ void register_pool(Registry& r) {
           "padding valid|same|explicit (pads[6], ceil_mode), dilations[3] (default 1)")
         .x_order(OrderNDHWC)
         .add(r, build_pool, emit_pool);
+    OpDef(kPoolArgMax, {"x"}, infer_argmax,
+          "where each window of a max pooling (the Pool2D / Pool3D attrs, kind max) takes its maximum: the flat index "
+          "into x in N, C, D, H, W order (column_major: N, C, W, H, D), as exact float32 values")
+        .x_order([](const Operator& op) { return PoolAttrs::parse(op).nd == 3 ? OrderNDHWC : OrderNHWC; })
+        .add(r, build_argmax, emit_argmax);
     OpDef(kGlobalPool, {"x"}, infer_global,
           "max/mean over the axes `axes` (e.g. H, W); the output keeps N and the other axes")
         .x_order([](const Operator& op) { return GlobalPoolAttrs::parse(op).input_order(op); })

@@ -26,6 +26,8 @@ struct PoolAttrs {
     bool ceil_mode = false;
     /// Distance between a window's taps per spatial axis (attr dilations; all 1 when absent).
     std::vector<std::int64_t> dilations;
+    /// PoolArgMax: indices in N, C, W, H, D order (ONNX storage_order 1).
+    bool column_major = false;
 
     /// Reads and checks the attributes (UnsupportedError for an unknown kind, ShapeError else).
     static PoolAttrs parse(const Operator& op);

@@ -69,6 +69,39 @@ inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) 
         }
 }
 
+/// The position of each window's maximum (the first, in window order, when several are equal):
+/// ONNX MaxPool's Indices, as the flat index into x read in N, C, D, H, W order (column_major:
+/// N, C, then W, H, D, ONNX's storage_order 1), written as exact float32 values (x must have at
+/// most 2^24 elements). A window entirely in the padding gives -1.
+inline void pool_argmax_ndhwc(const float* x, float* idx, const PoolParams& p, bool column_major) {
+    const i64 spatial = p.d * p.h * p.w;
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 od = 0; od < p.od; ++od) {
+            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d, p.dil_d);
+            for (i64 oh = 0; oh < p.oh; ++oh) {
+                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h, p.dil_h);
+                for (i64 ow = 0; ow < p.ow; ++ow) {
+                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w, p.dil_w);
+                    float* ip = idx + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
+                    for (i64 c = 0; c < p.c; ++c) {
+                        float best = 0.f;
+                        i64 where = -1;
+                        for (i64 kd = kd_lo; kd < kd_hi; ++kd)
+                            for (i64 kh = kh_lo; kh < kh_hi; ++kh)
+                                for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
+                                    const i64 d = d0 + kd * p.dil_d, h = h0 + kh * p.dil_h, w = w0 + kw * p.dil_w;
+                                    const float v = x[(((n * p.d + d) * p.h + h) * p.w + w) * p.c + c];
+                                    if (where >= 0 && !(v > best)) continue;
+                                    best = v;
+                                    where = (n * p.c + c) * spatial + (column_major ? (w * p.h + h) * p.d + d : (d * p.h + h) * p.w + w);
+                                }
+                        ip[c] = static_cast<float>(where);
+                    }
+                }
+            }
+        }
+}
+
 /// y [outer, inner] = max or mean over the middle axis of x [outer, mid, inner]; mid = 0 gives 0.
 inline void reduce_mid(const float* x, float* y, i64 outer, i64 mid, i64 inner, bool max) {
     for (i64 o = 0; o < outer; ++o) {

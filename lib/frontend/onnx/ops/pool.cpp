@@ -14,8 +14,8 @@ using i64 = std::int64_t;
 
 void pool(NodeContext& ctx) {
     expect_inputs(ctx, 1, 1);
-    expect_one_output(ctx);
     const bool max = ctx.node().op_type() == "MaxPool";
+    if (!max) expect_one_output(ctx);
     const auto& c = ctx.config();
     const Value x0 = ctx.input(0);
     const std::size_t rank = x0.logical.ndim();
@@ -29,7 +29,8 @@ void pool(NodeContext& ctx) {
     std::vector<i64> dil = c.has("dilations") ? c.get_sizes("dilations", nd) : std::vector<i64>(nd, 1);
     const bool dilated = std::any_of(dil.begin(), dil.end(), [](i64 d) { return d != 1; });
     if (dilated && !max) ctx.fail_unsupported("dilated average pooling");
-    if (max && c.get_int("storage_order", 0) != 0) ctx.fail_unsupported("storage_order 1");
+    const i64 storage_order = max ? c.get_int("storage_order", 0) : 0;  // of the Indices output
+    if (storage_order != 0 && storage_order != 1) ctx.fail_format("storage_order " + std::to_string(storage_order) + " (expected 0 or 1)");
     const bool include_pad = !max && c.get_int("count_include_pad", 0) != 0;
     Value x = ctx.relabel(x0, positional_order(rank));
     Shape xs = logical_shape(x);
@@ -73,12 +74,20 @@ void pool(NodeContext& ctx) {
         a.set("ceil_mode", ceil_mode);
     }
     if (dilated) a.set("dilations", dil);
-    Value y = emit(ctx, nd == 3 ? ops::kPool3D : ops::kPool2D, {{"x", x.var}}, std::move(a), x.logical);
-    if (one_d) {
-        const Shape ys = logical_shape(y);
-        y = reshape(ctx, y, {ys[0], ys[1], ys[3]}, "as1d");
+    auto as_1d = [&](Value v, const std::string& suffix) {
+        if (!one_d) return v;
+        const Shape vs = logical_shape(v);
+        return reshape(ctx, v, {vs[0], vs[1], vs[3]}, suffix);
+    };
+    Attributes argmax_attrs = a;
+    const Value y = as_1d(emit(ctx, nd == 3 ? ops::kPool3D : ops::kPool2D, {{"x", x.var}}, std::move(a), x.logical), "as1d");
+    ctx.set_output(0, y.var, y.logical);
+    if (ctx.wants_output(1)) {  // Indices: where each maximum is, as a flat index into X (a 1-D pool has H = 1)
+        argmax_attrs.set("column_major", storage_order == 1);
+        const Value i = emit(ctx, ops::kPoolArgMax, {{"x", x.var}}, std::move(argmax_attrs), x.logical, "indices");
+        const Value i1 = as_1d(i, "indices_as1d");
+        ctx.set_output(1, i1.var, i1.logical, true);
     }
-    ctx.set_outputs({y});
 }
 
 void global_pool(NodeContext& ctx) {
