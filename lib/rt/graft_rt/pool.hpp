@@ -35,38 +35,45 @@ inline WindowSpan window_span(i64 o, i64 stride, i64 pad, i64 k, i64 size, i64 d
     return {start, lo, hi};
 }
 
+/// Calls f(n, out, d, h, w) for every output window: n its batch index, out its offset in the
+/// NDHWC output (times c), d, h, w its WindowSpan along each spatial axis.
+template <class F>
+inline void for_each_window(const PoolParams& p, F f) {
+    for (i64 n = 0; n < p.n; ++n)
+        for (i64 od = 0; od < p.od; ++od) {
+            const WindowSpan d = window_span(od, p.stride_d, p.pad_front, p.kd, p.d, p.dil_d);
+            for (i64 oh = 0; oh < p.oh; ++oh) {
+                const WindowSpan h = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h, p.dil_h);
+                for (i64 ow = 0; ow < p.ow; ++ow)
+                    f(n, (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c, d, h,
+                      window_span(ow, p.stride_w, p.pad_left, p.kw, p.w, p.dil_w));
+            }
+        }
+}
+
 /// Max or average pooling over NDHWC windows. Average pooling divides by the number of taps in
 /// range (TF / Keras); a window entirely in the padding gives 0.
 inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) {
-    for (i64 n = 0; n < p.n; ++n)
-        for (i64 od = 0; od < p.od; ++od) {
-            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d, p.dil_d);
-            for (i64 oh = 0; oh < p.oh; ++oh) {
-                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h, p.dil_h);
-                for (i64 ow = 0; ow < p.ow; ++ow) {
-                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w, p.dil_w);
-                    float* yp = y + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
-                    const i64 taps = std::max<i64>(kd_hi - kd_lo, 0) * std::max<i64>(kh_hi - kh_lo, 0) *
-                                     std::max<i64>(kw_hi - kw_lo, 0);
-                    if (taps == 0) {
-                        std::memset(yp, 0, bytes(p.c));
-                        continue;
-                    }
-                    bool first = true;
-                    for (i64 kd = kd_lo; kd < kd_hi; ++kd)
-                        for (i64 kh = kh_lo; kh < kh_hi; ++kh)
-                            for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
-                                const float* xp = x + ((((n * p.d) + d0 + kd * p.dil_d) * p.h + h0 + kh * p.dil_h) * p.w + w0 + kw * p.dil_w) * p.c;
-                                if (first) std::memcpy(yp, xp, bytes(p.c));
-                                else if (max) for (i64 j = 0; j < p.c; ++j) yp[j] = xp[j] > yp[j] ? xp[j] : yp[j];
-                                else for (i64 j = 0; j < p.c; ++j) yp[j] += xp[j];
-                                first = false;
-                            }
-                    if (!max)
-                        for (i64 j = 0; j < p.c; ++j) yp[j] /= static_cast<float>(taps);
-                }
-            }
+    for_each_window(p, [&](i64 n, i64 out, const WindowSpan& d, const WindowSpan& h, const WindowSpan& w) {
+        float* yp = y + out;
+        const i64 taps = std::max<i64>(d.hi - d.lo, 0) * std::max<i64>(h.hi - h.lo, 0) * std::max<i64>(w.hi - w.lo, 0);
+        if (taps == 0) {
+            std::memset(yp, 0, bytes(p.c));
+            return;
         }
+        bool first = true;
+        for (i64 kd = d.lo; kd < d.hi; ++kd)
+            for (i64 kh = h.lo; kh < h.hi; ++kh)
+                for (i64 kw = w.lo; kw < w.hi; ++kw) {
+                    const float* xp = x + ((((n * p.d) + d.start + kd * p.dil_d) * p.h + h.start + kh * p.dil_h) * p.w + w.start + kw * p.dil_w) * p.c;
+                    if (first) std::memcpy(yp, xp, bytes(p.c));
+                    else if (max) for (i64 j = 0; j < p.c; ++j) yp[j] = xp[j] > yp[j] ? xp[j] : yp[j];
+                    else for (i64 j = 0; j < p.c; ++j) yp[j] += xp[j];
+                    first = false;
+                }
+        if (!max)
+            for (i64 j = 0; j < p.c; ++j) yp[j] /= static_cast<float>(taps);
+    });
 }
 
 /// The position of each window's maximum (the first, in window order, when several are equal):
@@ -75,31 +82,22 @@ inline void pool_ndhwc(const float* x, float* y, const PoolParams& p, bool max) 
 /// most 2^24 elements). A window entirely in the padding gives -1.
 inline void pool_argmax_ndhwc(const float* x, float* idx, const PoolParams& p, bool column_major) {
     const i64 spatial = p.d * p.h * p.w;
-    for (i64 n = 0; n < p.n; ++n)
-        for (i64 od = 0; od < p.od; ++od) {
-            const auto [d0, kd_lo, kd_hi] = window_span(od, p.stride_d, p.pad_front, p.kd, p.d, p.dil_d);
-            for (i64 oh = 0; oh < p.oh; ++oh) {
-                const auto [h0, kh_lo, kh_hi] = window_span(oh, p.stride_h, p.pad_top, p.kh, p.h, p.dil_h);
-                for (i64 ow = 0; ow < p.ow; ++ow) {
-                    const auto [w0, kw_lo, kw_hi] = window_span(ow, p.stride_w, p.pad_left, p.kw, p.w, p.dil_w);
-                    float* ip = idx + (((n * p.od + od) * p.oh + oh) * p.ow + ow) * p.c;
-                    for (i64 c = 0; c < p.c; ++c) {
-                        float best = 0.f;
-                        i64 where = -1;
-                        for (i64 kd = kd_lo; kd < kd_hi; ++kd)
-                            for (i64 kh = kh_lo; kh < kh_hi; ++kh)
-                                for (i64 kw = kw_lo; kw < kw_hi; ++kw) {
-                                    const i64 d = d0 + kd * p.dil_d, h = h0 + kh * p.dil_h, w = w0 + kw * p.dil_w;
-                                    const float v = x[(((n * p.d + d) * p.h + h) * p.w + w) * p.c + c];
-                                    if (where >= 0 && !(v > best)) continue;
-                                    best = v;
-                                    where = (n * p.c + c) * spatial + (column_major ? (w * p.h + h) * p.d + d : (d * p.h + h) * p.w + w);
-                                }
-                        ip[c] = static_cast<float>(where);
+    for_each_window(p, [&](i64 n, i64 out, const WindowSpan& ds, const WindowSpan& hs, const WindowSpan& ws) {
+        for (i64 c = 0; c < p.c; ++c) {
+            float best = 0.f;
+            i64 where = -1;
+            for (i64 kd = ds.lo; kd < ds.hi; ++kd)
+                for (i64 kh = hs.lo; kh < hs.hi; ++kh)
+                    for (i64 kw = ws.lo; kw < ws.hi; ++kw) {
+                        const i64 d = ds.start + kd * p.dil_d, h = hs.start + kh * p.dil_h, w = ws.start + kw * p.dil_w;
+                        const float v = x[(((n * p.d + d) * p.h + h) * p.w + w) * p.c + c];
+                        if (where >= 0 && !(v > best)) continue;
+                        best = v;
+                        where = (n * p.c + c) * spatial + (column_major ? (w * p.h + h) * p.d + d : (d * p.h + h) * p.w + w);
                     }
-                }
-            }
+            idx[out + c] = static_cast<float>(where);
         }
+    });
 }
 
 /// y [outer, inner] = max or mean over the middle axis of x [outer, mid, inner]; mid = 0 gives 0.
