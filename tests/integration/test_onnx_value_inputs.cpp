@@ -62,6 +62,16 @@ TEST_CASE("ONNX: value inputs in the API, the limits and the refusals", "[onnx][
         REQUIRE_THROWS_WITH(graft::load_graph(model_path), Catch::Contains("test_reshape_negative_dim/model.onnx") &&
                                                                Catch::Contains("Reshape") && Catch::Contains("once per value of 'shape'"));
     }
+    SECTION("graft inspect shows the signature and names the value inputs; --dot has no one graph to draw") {
+        const auto r = run_cli({"inspect", model_path});
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.find("depends on the values of input 'shape'") != std::string::npos);
+        CHECK(r.out.find("Input  shape: [3] int64") != std::string::npos);
+        TempDir tmp;
+        const auto dot = run_cli({"inspect", model_path, "--dot", (tmp / "g.dot").string()});
+        CHECK(dot.exit_code != 0);
+        CHECK(!fs::exists(tmp / "g.dot"));
+    }
     SECTION("converting with the values given gives an ordinary graph") {
         graft::onnx::Options o;
         o.input_values.emplace("shape", graft::Tensor({3}, std::vector<std::int64_t>{4, 3, 2}));

@@ -65,6 +65,14 @@ std::string grouped(std::int64_t n) {
     return digits;
 }
 
+/// The model's inputs and outputs: name, shape, dtype.
+void print_signature(const Graph& g) {
+    for (std::size_t i = 0; i < g.inputs().size(); ++i)
+        fmt::print("Input  {}: {} {}\n", printable(g.input_name(i)), shape_str(g.inputs()[i]->shape()), name_of(g.inputs()[i]->dtype()));
+    for (std::size_t i = 0; i < g.outputs().size(); ++i)
+        fmt::print("Output {}: {} {}\n", printable(g.output_name(i)), shape_str(g.outputs()[i]->shape()), name_of(g.outputs()[i]->dtype()));
+}
+
 void print_summary(const std::string& path, const Graph& g) {
     const auto rows = summarize(g);
     std::size_t w_name = 5, w_types = 5, w_shape = 12, w_params = 6, ops = 0;
@@ -86,10 +94,17 @@ void print_summary(const std::string& path, const Graph& g) {
         fmt::print("{:<{}}  {:<{}}  {:<{}}  {:>{}}\n", r.name, w_name, r.types_str(), w_types, r.shape, w_shape,
                    grouped(r.params), w_params);
     fmt::print("{}\nLayers: {}   Ops: {}   Params: {}\n", rule, rows.size(), ops, grouped(params));
-    for (std::size_t i = 0; i < g.inputs().size(); ++i)
-        fmt::print("Input  {}: {} {}\n", printable(g.input_name(i)), shape_str(g.inputs()[i]->shape()), name_of(g.inputs()[i]->dtype()));
-    for (std::size_t i = 0; i < g.outputs().size(); ++i)
-        fmt::print("Output {}: {} {}\n", printable(g.output_name(i)), shape_str(g.outputs()[i]->shape()), name_of(g.outputs()[i]->dtype()));
+    print_signature(g);
+}
+
+/// A model whose graph depends on the values of some inputs: which, its inputs and declared outputs.
+void print_value_inputs(const std::string& path, const onnx::InputValuesNeeded& e) {
+    std::vector<std::string> names;
+    for (const auto& n : e.value_inputs()) names.push_back("'" + printable(n) + "'");
+    fmt::print("Model: {}\nIts graph depends on the values of input{} {}: graft run converts and compiles it once\n"
+               "per distinct value given (graft::load, Model::value_inputs).\n",
+               path, names.size() == 1 ? "" : "s", fmt::join(names, ", "));
+    print_signature(*e.signature());
 }
 
 /// `--passes`: op count and memory plan (batch 1) before and after each rule of the pipeline.
@@ -175,7 +190,13 @@ static void check_only(const InspectOptions& o) {
 
 void inspect(const InspectOptions& o) {
     if (o.check) return check_only(o);
-    Graph graph = convert_model(o.model);
+    Graph graph;
+    try {
+        graph = convert_model(o.model);
+    } catch (const onnx::InputValuesNeeded& e) {
+        if (o.passes || !o.dot.empty()) throw;  // there is no one graph to show
+        return print_value_inputs(o.model.path, e);
+    }
     graph.validate();
     optimize::PipelineReport report;
     optimize::pipeline_for(o.model.opt_level, "native").run(graph, default_registry(), &report, o.passes);
