@@ -8,7 +8,6 @@
 #include <string>
 
 #include "fuzz_util.hpp"
-#include "graft/error.hpp"
 
 namespace {
 
@@ -28,14 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t weights_at = cut == std::string::npos ? size : cut + std::strlen(kSeparator);
     graft_fuzz::write_file(dir + "/graph.json", data, json_size);
     graft_fuzz::write_file(dir + "/weights.bin", data + weights_at, size - weights_at);
-    graft::LoadOptions options;
-    options.registry = &graft_fuzz::registry();
-    options.limits = graft_fuzz::limits();
-    try {
-        const graft::Graph g = graft::load_graph(dir, options);
-        (void)g;
-    } catch (const graft::Error&) {
-        // A typed error: FormatError (ChecksumError, RangeError, ...), ShapeError, GraphError, ...
-    }
+    graft_fuzz::load_graph_or_error(dir);
     return 0;
 }

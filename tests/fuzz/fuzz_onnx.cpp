@@ -8,19 +8,10 @@
 #include <string>
 
 #include "fuzz_util.hpp"
-#include "graft/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const std::string path = graft_fuzz::scratch_dir() + "/model.onnx";
     graft_fuzz::write_file(path, data, size);
-    graft::LoadOptions options;
-    options.registry = &graft_fuzz::registry();
-    options.limits = graft_fuzz::limits();
-    try {
-        const graft::Graph g = graft::load_graph(path, options);
-        (void)g;
-    } catch (const graft::Error&) {
-        // A typed error naming the file and the node or initializer.
-    }
+    graft_fuzz::load_graph_or_error(path);
     return 0;
 }

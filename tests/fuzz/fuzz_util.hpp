@@ -63,4 +63,17 @@ inline graft::Limits limits() {
     return l;
 }
 
+/// Loads `path` the way a host does (the built-in registry, the lowered limits); a graft::Error
+/// (a typed error naming the file) is an answer like a graph.
+inline void load_graph_or_error(const std::string& path) {
+    graft::LoadOptions options;
+    options.registry = &registry();
+    options.limits = limits();
+    try {
+        const graft::Graph g = graft::load_graph(path, options);
+        (void)g;
+    } catch (const graft::Error&) {
+    }
+}
+
 }  // namespace graft_fuzz

@@ -102,6 +102,17 @@ TEST_CASE("ONNX: value inputs in the API, the limits and the refusals", "[onnx][
                 REQUIRE(out[0].values() == data.values());
             }
     }
+    SECTION("a value the input's dtype does not hold is a DTypeError naming the input, before anything is compiled") {
+        graft::onnx::Options o;
+        o.input_values.emplace("shape", graft::Tensor({3}, std::vector<float>{2.5f, 1e30f, 1.f}));
+        REQUIRE_THROWS_AS(graft::onnx::convert(model_path, graft::default_registry(), o), graft::DTypeError);
+        REQUIRE_THROWS_WITH(graft::onnx::convert(model_path, graft::default_registry(), o),
+                            Catch::Contains("input 'shape'") && Catch::Contains("expected int64 values"));
+        const graft::Model model = graft::load(model_path);
+        const graft::Tensor data = load_npy(node_case("test_reshape_negative_dim") / "input_0.npy");
+        REQUIRE_THROWS_AS(model.run(std::vector<graft::Tensor>{data, graft::Tensor({3}, std::vector<float>{1e30f, 1.f, 1.f})}),
+                          graft::DTypeError);
+    }
     SECTION("a value the node refuses is a typed error when the model runs") {
         const graft::Model model = graft::load(model_path);
         const graft::Tensor data = load_npy(node_case("test_reshape_negative_dim") / "input_0.npy");

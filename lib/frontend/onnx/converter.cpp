@@ -8,6 +8,7 @@
 // are listed as unchecked, and convert() throws one UnsupportedError naming them all. Exporter
 // patterns (decomposed LayerNorm, GELU, SiLU, Hardswish) are fused back first (patterns.hpp).
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -68,8 +69,14 @@ HostTensor host_value(const Tensor& t, DType dtype, const Shape& declared, const
                                        : HostTensor::Kind::integer;
     for (std::size_t k = 0; k < t.size(); ++k) {
         const double v = t.at_double(k);
-        if (h.is_float()) h.f.push_back(static_cast<float>(v));
-        else h.i.push_back(static_cast<std::int64_t>(v));
+        if (h.is_float()) {
+            h.f.push_back(static_cast<float>(v));
+        } else if (v == std::trunc(v) && std::fabs(v) <= 9.0e15) {  // exact in int64 (and in a double)
+            h.i.push_back(static_cast<std::int64_t>(v));
+        } else {
+            throw DTypeError(where + ": the value given holds " + std::to_string(v) + " (element " + std::to_string(k) + "), expected " +
+                             name_of(dtype) + " values");
+        }
     }
     return h;
 }
