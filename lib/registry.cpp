@@ -1,9 +1,12 @@
-// The built-in registry: every op family (lib/ops/families.cpp) and every Keras and ONNX converter graft ships.
+// The built-in registry: every op family (lib/ops/families.cpp) and every Keras and ONNX converter graft
+// ships (the browser runtime, GRAFT_RUNTIME_ONLY, has the op families alone).
 #include "backend/native/evaluator.hpp"
-#include "frontend/keras/layers/layers.hpp"
-#include "frontend/onnx/ops/ops.hpp"
 #include "graft/graft.hpp"
 #include "ops/families.hpp"
+#if !defined(GRAFT_RUNTIME_ONLY)  // the browser runtime reads descriptors only
+#include "frontend/keras/layers/layers.hpp"
+#include "frontend/onnx/ops/ops.hpp"
+#endif
 
 namespace graft {
 
@@ -11,6 +14,7 @@ std::unique_ptr<Registry> make_builtin_registry() {
     auto r = std::make_unique<Registry>();
     ops::register_builtin_ops(*r);
     r->set_evaluator(native::constant_evaluator());  // constant folding runs the native kernels
+#if !defined(GRAFT_RUNTIME_ONLY)
     keras::register_core(*r);
     keras::register_conv(*r);
     keras::register_pooling(*r);
@@ -25,6 +29,7 @@ std::unique_ptr<Registry> make_builtin_registry() {
     keras::register_local(*r);
     keras::register_conv_lstm(*r);
     onnx::register_converters(*r);
+#endif
     return r;
 }
 

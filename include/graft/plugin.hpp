@@ -112,10 +112,19 @@ constexpr std::uint64_t plugin_layout_fingerprint() {
 /// The entry point's type: `extern "C" const graft_plugin_info* graft_plugin_entry(void)`.
 using graft_plugin_entry_fn = const graft_plugin_info* (*)();
 
+/// The entry point's function name: graft_plugin_entry in a shared object; a name of the
+/// build's choosing when the plugin is compiled into a program (-DGRAFT_PLUGIN_STATIC_ENTRY=name,
+/// registered with graft::register_static_plugin), so that several plugins link together.
+#if defined(GRAFT_PLUGIN_STATIC_ENTRY)
+#define GRAFT_PLUGIN_ENTRY_FUNCTION GRAFT_PLUGIN_STATIC_ENTRY
+#else
+#define GRAFT_PLUGIN_ENTRY_FUNCTION graft_plugin_entry
+#endif
+
 /// Defines the entry point. NAME and VERSION are string literals, REGISTER_FN a function
 /// `void (graft::Registry&)`. Use it once per plugin, at namespace scope.
 #define GRAFT_PLUGIN(NAME, VERSION, REGISTER_FN)                                                         \
-    extern "C" GRAFT_PLUGIN_EXPORT const graft_plugin_info* graft_plugin_entry(void) {                   \
+    extern "C" GRAFT_PLUGIN_EXPORT const graft_plugin_info* GRAFT_PLUGIN_ENTRY_FUNCTION(void) {          \
         static const graft_plugin_info graft_plugin_info_block = {                                       \
             GRAFT_PLUGIN_MAGIC, GRAFT_PLUGIN_ABI_VERSION, GRAFT_VERSION_STRING, NAME, VERSION, &REGISTER_FN, \
             ::graft::detail::plugin_layout_fingerprint()};                                               \

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "graft/export.hpp"
+#include "graft/plugin.hpp"
 #include "graft/registry.hpp"
 
 namespace graft {
@@ -24,6 +25,14 @@ namespace graft {
 /// After an error the registry is as before. Not thread-safe with other uses of `registry`:
 /// load plugins before converting or running models with it.
 GRAFT_API PluginRecord load_plugin(const std::string& path, Registry& registry);
+
+/// Registers a plugin compiled into the program rather than loaded from a shared object (the
+/// browser runtime, where there is no dlopen, or a host that links its plugins statically).
+/// `entry` is the plugin's GRAFT_PLUGIN entry point; compile the plugin's sources with
+/// `-DGRAFT_PLUGIN_STATIC_ENTRY=NAME` (a name of its own) so that several can be linked into one
+/// program, and pass that function. The same checks and errors as load_plugin, naming
+/// "static plugin 'NAME'"; its record's file is "static".
+GRAFT_API PluginRecord register_static_plugin(graft_plugin_entry_fn entry, Registry& registry);
 
 /// Loads every `*.so` file in directory `dir` (sorted by name). PluginError if `dir` is not a
 /// directory.

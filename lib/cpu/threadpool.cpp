@@ -18,6 +18,9 @@ constexpr auto kSpin = std::chrono::microseconds(2000);  // how long an idle wor
 }  // namespace
 
 int ThreadPool::hardware_threads() {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    return 1;  // the browser runtime built without threads
+#endif
 #if defined(__linux__)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
@@ -32,6 +35,9 @@ int ThreadPool::hardware_threads() {
 ThreadPool::ThreadPool(int threads) {
     size_ = threads <= 0 ? hardware_threads() : threads;
     if (size_ > 256) size_ = 256;
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+    size_ = 1;  // no threads to start: everything runs on the calling thread
+#endif
     threads_.reserve(static_cast<std::size_t>(size_ - 1));
     for (int i = 1; i < size_; ++i) threads_.emplace_back([this, i] { worker(i); });
 }

@@ -19,6 +19,7 @@
 #include "graft/plugin.hpp"
 #include "graft/plugin_loader.hpp"
 #include "plugin/elf_check.hpp"
+#include "plugin/register.hpp"
 
 namespace graft {
 
@@ -42,27 +43,6 @@ std::string loader_reason(const fs::path& path, const std::string& fallback) {
     }
     const char* e = dlerror();
     return e ? std::string(e) : fallback;
-}
-
-/// A C string from the info block, checked (non-null, printable, bounded).
-std::string info_string(const char* s, const char* field, const std::string& path, bool allow_empty) {
-    if (!s) throw PluginError(path + ": the plugin's info block has no " + field);
-    std::size_t n = 0;
-    while (n < 256 && s[n]) {
-        const auto c = static_cast<unsigned char>(s[n]);
-        if (c < 0x20 || c == 0x7f) throw PluginError(path + ": the plugin's " + field + " holds a control character");
-        ++n;
-    }
-    if (n == 256) throw PluginError(path + ": the plugin's " + field + " is longer than 255 characters");
-    if (n == 0 && !allow_empty) throw PluginError(path + ": the plugin's " + field + " is empty");
-    return std::string(s, n);
-}
-
-std::string hex(std::uint32_t v) {
-    static const char digits[] = "0123456789abcdef";
-    std::string s = "0x";
-    for (int shift = 28; shift >= 0; shift -= 4) s += digits[(v >> shift) & 0xf];
-    return s;
 }
 
 std::vector<fs::path> shared_objects_in(const fs::path& dir) {
@@ -101,60 +81,8 @@ PluginRecord load_plugin(const std::string& path, Registry& registry) {
     // A data symbol of that name would be "called" into garbage: check its type and segment first.
     plugin::check_entry_symbol(dlsym(library->native(), GRAFT_PLUGIN_ENTRY_NAME), GRAFT_PLUGIN_ENTRY_NAME, path);
     auto entry = library->get<const graft_plugin_info*()>(GRAFT_PLUGIN_ENTRY_NAME);
-    const graft_plugin_info* info = entry();
-    if (!info) throw PluginError(path + ": the plugin's entry point '" GRAFT_PLUGIN_ENTRY_NAME "' returned no info block");
-    // Only the first two fields are read before the version is known to match.
-    if (info->magic != GRAFT_PLUGIN_MAGIC)
-        throw PluginError(path + ": the plugin's info block starts with " + hex(info->magic) + ", expected " +
-                          hex(GRAFT_PLUGIN_MAGIC) + " (not a graft plugin, or a corrupt one)");
-    if (info->abi_version != GRAFT_PLUGIN_ABI_VERSION)
-        throw PluginError(path + ": plugin ABI version mismatch: the plugin has ABI version " + std::to_string(info->abi_version) +
-                          ", this graft (" GRAFT_VERSION_STRING ") expects " + std::to_string(GRAFT_PLUGIN_ABI_VERSION) +
-                          "; rebuild the plugin against this graft's headers");
-
-    if (info->layout != detail::plugin_layout_fingerprint())
-        throw PluginError(path + ": the plugin was built against graft headers whose types have another layout (ABI " +
-                          std::to_string(GRAFT_PLUGIN_ABI_VERSION) + " both, but the layout fingerprints differ: " +
-                          std::to_string(info->layout) + " vs " + std::to_string(detail::plugin_layout_fingerprint()) +
-                          "); rebuild the plugin against this graft's headers");
-
-    PluginRecord record;
-    record.name = info_string(info->name, "name", path, false);
-    record.version = info_string(info->version, "version", path, true);
-    record.graft_version = info_string(info->graft_version, "graft version", path, true);
-    record.file = absolute.lexically_normal().string();
-    if (!info->register_fn) throw PluginError(path + ": plugin '" + record.name + "' has no registration function");
-
-    if (const PluginRecord* loaded = registry.find_plugin(record.name)) {
-        if (loaded->version == record.version) return *loaded;  // loaded already: nothing to do
-        throw PluginError(path + ": plugin '" + record.name + "' version " + record.version + " cannot be loaded: version " +
-                          loaded->version + " of it is already loaded from " + loaded->file);
-    }
-
-    record.keepalive = std::shared_ptr<const void>(library, library.get());
-    const std::string who = "plugin '" + record.name + "' (" + record.file + ")";
-    std::string failure;
-    bool registry_error = false;
-    try {
-        Registry::OwnerScope scope(registry, HandlerOwner{who, record.keepalive});
-        info->register_fn(registry);
-    } catch (const RegistryError& e) {
-        failure = e.what();
-        registry_error = true;
-    } catch (const std::exception& e) {
-        failure = std::string("registration threw an exception: ") + e.what();
-    } catch (...) {
-        failure = "registration threw an exception that is not a std::exception";
-    }
-    // The plugin's exception object is gone here; its library is still loaded (record holds it).
-    if (registry_error || !failure.empty()) {
-        registry.remove_owned_by(record.keepalive);
-        const std::string msg = path + ": plugin '" + record.name + "': " + failure;
-        if (registry_error) throw RegistryError(msg);
-        throw PluginError(msg);
-    }
-    registry.add_plugin(record);
-    return record;
+    return plugin::register_info(entry(), registry, path, absolute.lexically_normal().string(),
+                                 std::shared_ptr<const void>(library, library.get()));
 }
 
 std::vector<PluginRecord> load_plugin_directory(const std::string& dir, Registry& registry) {

@@ -353,3 +353,31 @@ TEST_CASE("descriptor: graft convert -O2 then graft run gives the fixture's refe
     REQUIRE(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("fold_batchnorm") && Catch::Contains("Arena bytes"));
 }
+
+TEST_CASE("descriptor: read_memory reads what read reads, and names its source in errors", "[descriptor][errors]") {
+    auto reg = make_builtin_registry();
+    const Model m = load_fixture("batchnorm_conv", *reg);
+    TempDir tmp;
+    descriptor::write(m.graph(), *reg, (tmp / "d").string());
+    const std::string json = bytes_of(tmp / "d/graph.json"), weights = bytes_of(tmp / "d/weights.bin");
+    REQUIRE_FALSE(weights.empty());
+
+    const Graph g = descriptor::read_memory(json, weights.data(), weights.size(), *reg, "in-memory");
+    descriptor::write(g, *reg, (tmp / "e").string());
+    CHECK(bytes_of(tmp / "e/graph.json") == json);
+    CHECK(bytes_of(tmp / "e/weights.bin") == weights);
+    const Model back(g.clone(), *reg);
+    const auto in = random_inputs(m, 2);
+    const auto want = m.run(in), got = back.run(in);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i].values() == want[i].values());
+
+    std::string bad = weights;
+    bad[bad.size() / 2] ^= 0x55;
+    CHECK_THROWS_WITH(descriptor::read_memory(json, bad.data(), bad.size(), *reg, "in-memory"),
+                      Catch::Contains("in-memory/weights.bin") && Catch::Contains("CRC-32"));
+    CHECK_THROWS_AS(descriptor::read_memory(json, bad.data(), bad.size(), *reg), descriptor::ChecksumError);
+    CHECK_THROWS_WITH(descriptor::read_memory(json.substr(0, json.size() / 2), weights.data(), weights.size(), *reg, "x"),
+                      Catch::Contains("x/graph.json") && Catch::Contains("not valid JSON"));
+    CHECK_THROWS_AS(descriptor::read_memory(json, nullptr, weights.size(), *reg), FormatError);
+}

@@ -434,3 +434,29 @@ TEST_CASE("plugins: the graft tool with --plugin, GRAFT_PLUGIN_PATH and `graft p
         CHECK_THAT(none.out, Catch::Contains("no plugins loaded"));
     }
 }
+
+extern "C" const graft_plugin_info* graft_test_static_bias_layer(void);
+extern "C" const graft_plugin_info* graft_test_static_bad_layout(void);
+
+TEST_CASE("plugins: a plugin compiled into the program registers statically, with the same checks", "[plugins]") {
+    auto reg = graft::make_builtin_registry();
+    const auto rec = graft::register_static_plugin(&graft_test_static_bias_layer, *reg);
+    CHECK(rec.name == "bias_layer");
+    CHECK(rec.file == "static");
+    REQUIRE(reg->find_plugin("bias_layer") != nullptr);
+    check_against_reference(load_with(kBiasCase / "model.h5", *reg), kBiasCase, {"dense_2"}, "dense_1_input",
+                            "input_dense_1_input.npy");
+    // The same plugin again is no change; another registry is independent.
+    CHECK(graft::register_static_plugin(&graft_test_static_bias_layer, *reg).file == "static");
+    CHECK(graft::make_builtin_registry()->find_plugin("bias_layer") == nullptr);
+
+    // Headers of another layout are refused before registration runs (it would abort), by name.
+    try {
+        graft::register_static_plugin(&graft_test_static_bad_layout, *reg);
+        FAIL("a plugin of another layout registered");
+    } catch (const graft::PluginError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("static plugin 'bad_layout'") && Catch::Contains("layout"));
+    }
+    CHECK(reg->find_plugin("bad_layout") == nullptr);
+    CHECK_THROWS_AS(graft::register_static_plugin(nullptr, *reg), graft::PluginError);
+}

@@ -9,7 +9,7 @@ namespace {
 void must_not_run(graft::Registry&) { std::abort(); }
 }  // namespace
 
-extern "C" GRAFT_PLUGIN_EXPORT const graft_plugin_info* graft_plugin_entry(void) {
+extern "C" GRAFT_PLUGIN_EXPORT const graft_plugin_info* GRAFT_PLUGIN_ENTRY_FUNCTION(void) {
     constexpr auto layout = graft::detail::plugin_layout_fingerprint();
 #if defined(BAD_MAGIC)
     static const graft_plugin_info info = {0x12345678u, GRAFT_PLUGIN_ABI_VERSION, GRAFT_VERSION_STRING, "bad_magic", "1", &must_not_run, layout};

@@ -13,6 +13,7 @@
 // descriptor gives byte-identical files.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "graft/error.hpp"
@@ -66,6 +67,13 @@ GRAFT_API void write(const Graph& g, const Registry& reg, const std::string& dir
 /// missing field, VersionError, ChecksumError, RangeError, UnknownOpError, ShapeError when an
 /// operator's recorded outputs disagree with its schema's inference, GraphError for a broken graph.
 GRAFT_API Graph read(const std::string& dir, const Registry& reg);
+
+/// Reads a descriptor held in memory: graph.json's text and weights.bin's bytes (for instance
+/// fetched by a browser, or embedded in a program). Validated exactly as read() does; `name`
+/// stands for the directory in messages ("NAME/graph.json: ..."). The weights are copied out,
+/// so the buffer need not outlive the call.
+GRAFT_API Graph read_memory(const std::string& graph_json, const void* weights, std::size_t weights_bytes,
+                            const Registry& reg, const std::string& name = "descriptor");
 
 /// True if `path` is a directory holding graph.json.
 GRAFT_API bool is_descriptor(const std::string& path);

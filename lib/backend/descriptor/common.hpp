@@ -6,7 +6,11 @@
 #include <cstring>
 #include <string>
 
+#if defined(GRAFT_RUNTIME_ONLY)
+#include <boost/crc.hpp>  // the browser runtime has no zlib
+#else
 #include <zlib.h>
+#endif
 
 namespace graft::descriptor::detail {
 
@@ -15,8 +19,14 @@ constexpr const char* kGraphFile = "graph.json";
 constexpr const char* kWeightsFile = "weights.bin";
 constexpr const char* kFormatName = "graft-descriptor";
 
-/// zlib's CRC-32 of `n` bytes, fed in chunks that fit zlib's uInt.
+/// The CRC-32 (ISO-HDLC, as zlib's) of `n` bytes: zlib's, fed in chunks that fit its uInt, or
+/// Boost.CRC's in the browser runtime.
 inline std::uint32_t crc32_of(const unsigned char* p, std::size_t n) {
+#if defined(GRAFT_RUNTIME_ONLY)
+    boost::crc_32_type crc;
+    crc.process_bytes(p, n);
+    return crc.checksum();
+#else
     uLong crc = ::crc32(0L, Z_NULL, 0);
     while (n > 0) {
         const uInt chunk = n > (1u << 30) ? (1u << 30) : static_cast<uInt>(n);
@@ -25,6 +35,7 @@ inline std::uint32_t crc32_of(const unsigned char* p, std::size_t n) {
         n -= chunk;
     }
     return static_cast<std::uint32_t>(crc);
+#endif
 }
 
 inline bool little_endian() {

@@ -156,14 +156,26 @@ Shape read_shape(const Reader& r, const Value& v, const std::string& where) {
     return s;
 }
 
-}  // namespace
+/// A descriptor's two parts in memory: graph.json's text and weights.bin's bytes, with the names
+/// its messages use for them.
+struct Parts {
+    const std::string& text;
+    const std::string& json_path;
+    const unsigned char* bin;
+    std::size_t bin_size;
+    const std::string& bin_path;
+};
 
-Graph read(const std::string& dir, const Registry& reg) {
-    const fs::path root(dir);
-    const std::string json_path = (root / detail::kGraphFile).string();
-    std::ifstream in(json_path, std::ios::binary);
-    if (!in) throw IOError("cannot open " + json_path);
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+Graph parse(const Parts& in, const Registry& reg) {
+    const std::string& text = in.text;
+    const std::string& json_path = in.json_path;
+    const std::string& bin_path = in.bin_path;
+    struct {
+        const unsigned char* p;
+        std::size_t n;
+        const unsigned char* data() const noexcept { return p; }
+        std::size_t size() const noexcept { return n; }
+    } const bin{in.bin, in.bin_size};
     check_json_depth(text, json_path);
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseNanAndInfFlag>(text.c_str(), text.size());
@@ -186,8 +198,6 @@ Graph read(const std::string& dir, const Registry& reg) {
     if (wfile != detail::kWeightsFile) r.fail("weights", "'file' should be weights.bin, found '" + wfile + "'");
     if (r.str(wj, "byte_order", "weights") != "little") r.fail("weights", "'byte_order' should be little");
     if (r.str(wj, "checksum", "weights") != "crc32") r.fail("weights", "'checksum' should be crc32");
-    const std::string bin_path = (root / detail::kWeightsFile).string();
-    const Mapping bin(bin_path);
     const std::uint64_t want_bytes = r.u64(wj, "bytes", "weights");
     if (bin.size() != want_bytes)
         throw ChecksumError(bin_path + " has " + std::to_string(bin.size()) + " bytes, " + json_path + " records " +
@@ -338,6 +348,26 @@ Graph read(const std::string& dir, const Registry& reg) {
         }
     }
     return g;
+}
+
+}  // namespace
+
+Graph read(const std::string& dir, const Registry& reg) {
+    const fs::path root(dir);
+    const std::string json_path = (root / detail::kGraphFile).string();
+    std::ifstream in(json_path, std::ios::binary);
+    if (!in) throw IOError("cannot open " + json_path);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::string bin_path = (root / detail::kWeightsFile).string();
+    const Mapping bin(bin_path);
+    return parse({text, json_path, bin.data(), bin.size(), bin_path}, reg);
+}
+
+Graph read_memory(const std::string& graph_json, const void* weights, std::size_t weights_bytes, const Registry& reg,
+                  const std::string& name) {
+    if (!weights && weights_bytes) throw FormatError(name + ": weights.bin has " + std::to_string(weights_bytes) + " bytes but no data");
+    const std::string json_path = name + "/" + detail::kGraphFile, bin_path = name + "/" + detail::kWeightsFile;
+    return parse({graph_json, json_path, static_cast<const unsigned char*>(weights), weights_bytes, bin_path}, reg);
 }
 
 }  // namespace graft::descriptor
