@@ -15,6 +15,7 @@ packages=(
   python3 python3-numpy python3-h5py            # the corpus checker
   doxygen                                       # the API reference (docs target, test docs_api)
   clang-14 libclang-rt-14-dev                   # the fuzz preset: libFuzzer, ASan + UBSan (scripts/test_sanitizers.sh)
+  emscripten chromium                           # the browser runtime (web/) and its headless tests
 )
 
 missing=()

@@ -1,5 +1,6 @@
 // The float vector types the native kernels are written over, one per instruction set: Vec4
-// (portable 4-float GCC vectors: SSE2 on x86-64, NEON on arm64, scalar elsewhere), Avx2 (8 floats,
+// (portable 4-float GCC vectors: SSE2 on x86-64, NEON on arm64, WebAssembly SIMD128 in the browser
+// runtime, scalar elsewhere), Avx2 (8 floats,
 // AVX2 + FMA) and Avx512 (16 floats, AVX-512F). A kernel text (an *_impl.inc) is compiled once per
 // type, inside a region with the matching `#pragma GCC target`, and the copy for the CPU is picked
 // at run time (gemm::active_isa()), so the library needs no -mavx2 / -march flag.
@@ -14,6 +15,10 @@
 // copy for the instruction set `isa` (a gemm::Isa), the generic one where there are no others.
 #pragma once
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
 namespace graft::cpu::simd {
 
 struct Vec4 {
@@ -26,16 +31,26 @@ struct Vec4 {
     }
     static inline void store(float* p, T v) { __builtin_memcpy(p, &v, sizeof v); }
     static inline T set1(float v) { return T{} + v; }
-    static inline T bcast(const float* p) { return T{} + *p; }
     static inline T zero() { return T{}; }
     static inline T add(T a, T b) { return a + b; }
     static inline T sub(T a, T b) { return a - b; }
     static inline T mul(T a, T b) { return a * b; }
     static inline T fma(T a, T b, T c) { return a * b + c; }
     static inline T fnma(T a, T b, T c) { return c - a * b; }
+#if defined(__wasm_simd128__)
+    // WebAssembly SIMD128 (the browser runtime, -msimd128): the arithmetic above is already one
+    // f32x4 instruction each; the selects are pmax / pmin, whose rule (pmax(x, y) = x < y ? y : x)
+    // gives b, or 0, when either operand is NaN, as the select does. A broadcast is load32_splat.
+    static inline T bcast(const float* p) { return (T)wasm_v128_load32_splat(p); }
+    static inline T max(T a, T b) { return (T)wasm_f32x4_pmax((v128_t)b, (v128_t)a); }
+    static inline T min(T a, T b) { return (T)wasm_f32x4_pmin((v128_t)b, (v128_t)a); }
+    static inline T max0(T a) { return (T)wasm_f32x4_pmax(wasm_f32x4_splat(0.f), (v128_t)a); }
+#else
+    static inline T bcast(const float* p) { return T{} + *p; }
     static inline T max(T a, T b) { return a > b ? a : b; }
     static inline T min(T a, T b) { return a < b ? a : b; }
     static inline T max0(T a) { return a > T{} ? a : T{}; }
+#endif
 };
 
 }  // namespace graft::cpu::simd
