@@ -27,6 +27,15 @@ const TYPED = {
   uint16: Uint16Array, int8: Int8Array, bool: Uint8Array,
 };
 
+// graft::DType's values, in order (web/src/bindings.cpp takes and gives these codes).
+const DTYPE_CODES = ['float32', 'int32', 'int64', 'uint8', 'uint16', 'int8', 'bool'];
+
+/** The WebAssembly memory's current buffer (a worker thread may have grown it since the module's
+ *  HEAP views were made). */
+function heap(m) {
+  return (m.wasmMemory || m.asm?.memory)?.buffer ?? m.HEAPU8.buffer;
+}
+
 function dtypeOf(data) {
   for (const [name, T] of Object.entries(TYPED)) if (name !== 'bool' && data instanceof T) return name;
   return null;
@@ -132,6 +141,7 @@ class Model {
   constructor(rt, handle, signature, source) {
     this._rt = rt;
     this._h = handle;
+    this._meta = rt.m._malloc(34 * 4);  // shapes in, dtype + rank + shape out
     /** [{name, dtype, shape}]: a null dimension is the free batch. */
     this.inputs = signature.inputs;
     this.outputs = signature.outputs;
@@ -158,6 +168,7 @@ class Model {
     for (const name of Object.keys(inputs))
       if (!this.inputs.some((i) => i.name === name))
         throw new GraftError(`the model has no input named '${name}' (it has ${this.inputs.map((i) => `'${i.name}'`).join(', ')})`, 'shape');
+    const meta = this._meta;
     this.inputs.forEach((spec, index) => {
       const given = inputs[spec.name];
       if (given === undefined) throw new GraftError(`input '${spec.name}' is missing`, 'shape');
@@ -173,38 +184,36 @@ class Model {
           throw new GraftError(`input '${spec.name}': ${data.length} values do not fill a whole batch of shape [${spec.shape.map((d) => d ?? '?').join(', ')}]`, 'shape');
         shape = spec.shape.map((d) => (d === null ? batch : d));
       }
-      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-      const dataPtr = m._malloc(Math.max(bytes.length, 1));
-      const shapePtr = m._malloc(Math.max(shape.length, 1) * 4);
-      const dtypePtr = m._malloc(16);
-      try {
-        m.HEAPU8.set(bytes, dataPtr);
-        m.HEAP32.set(Int32Array.from(shape), shapePtr >> 2);
-        m.stringToUTF8(dtype, dtypePtr, 16);
-        check(m, m._graft_web_set_input(this._h, index, dtypePtr, shapePtr, shape.length, dataPtr, bytes.length));
-      } finally {
-        m._free(dataPtr);
-        m._free(shapePtr);
-        m._free(dtypePtr);
-      }
+      if (shape.length > 32) throw new GraftError(`input '${spec.name}': rank ${shape.length} is more than 32`, 'shape');
+      const count = shape.reduce((a, d) => a * d, 1);
+      if (count !== data.length)
+        throw new GraftError(`input '${spec.name}': shape [${shape.join(', ')}] holds ${count} values, ${data.length} given`, 'shape');
+      new Int32Array(heap(m), meta, shape.length).set(shape);
+      const at = m._graft_web_input(this._h, index, DTYPE_CODES.indexOf(dtype), meta, shape.length);
+      check(m, at !== 0);
+      new Uint8Array(heap(m), at, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     });
-    const n = m._graft_web_run(this._h);
-    check(m, n >= 0);
-    const specs = JSON.parse(m.UTF8ToString(m._graft_web_outputs(this._h)));
+    check(m, m._graft_web_run(this._h) >= 0);
     const out = {};
-    specs.forEach((spec, i) => {
-      const T = TYPED[spec.dtype];
-      const count = spec.shape.reduce((a, d) => a * d, 1);
-      const ptr = m._graft_web_output_data(this._h, i);
-      const bytes = m.HEAPU8.slice(ptr, ptr + count * T.BYTES_PER_ELEMENT);
-      out[spec.name] = { data: new T(bytes.buffer), shape: spec.shape, dtype: spec.dtype };
+    this.outputs.forEach((spec, i) => {
+      const at = m._graft_web_output(this._h, i, meta);
+      const info = new Int32Array(heap(m), meta, 34);
+      const dtype = DTYPE_CODES[info[0]];
+      const shape = Array.from(info.subarray(2, 2 + info[1]));
+      const T = TYPED[dtype];
+      const count = shape.reduce((a, d) => a * d, 1);
+      const bytes = new Uint8Array(heap(m), at, count * T.BYTES_PER_ELEMENT).slice();
+      out[spec.name] = { data: new T(bytes.buffer), shape, dtype };
     });
     return out;
   }
 
   /** Frees the model's memory in the WebAssembly heap. */
   dispose() {
-    if (this._h) this._rt.m._graft_web_free(this._h);
+    if (this._h) {
+      this._rt.m._graft_web_free(this._h);
+      this._rt.m._free(this._meta);
+    }
     this._h = 0;
   }
 }
@@ -215,7 +224,8 @@ class Model {
  * Blobs), or the two Files (a FileList from an <input type=file multiple>).
  *
  * options.threads: intra-op threads; "auto" (default) is one per core, at most the pool's size,
- *   where the page is crossOriginIsolated and 1 elsewhere; 1 always uses the single-threaded build.
+ *   where the page is crossOriginIsolated and 1 elsewhere; 1 uses the single-threaded build.
+ * options.build: "auto" (default: as threads says), "simd" or "threads" (its pool, even for 1 thread).
  * options.onProgress({loaded, total, file}): called as weights.bin arrives.
  * options.baseUrl: where graft-simd.mjs and graft-threads.mjs are (default: beside this file).
  * options.optLevel: the optimizer level, 0 to 2 (default 2).
@@ -225,11 +235,10 @@ export async function load(source, options = {}) {
   const wanted = options.threads ?? 'auto';
   if (wanted !== 'auto' && !(Number.isInteger(wanted) && wanted >= 1))
     throw new GraftError(`options.threads should be "auto" or a whole number >= 1, not ${wanted}`, 'error');
-  const threaded = wanted !== 1 && threadsAvailable();
-  const rt = await instantiate(threaded ? 'threads' : 'simd', baseUrl);
+  const rt = await instantiate(chooseBuild(options), baseUrl);
   const { m } = rt;
   let threads = 1;
-  if (threaded) {
+  if (rt.variant === 'threads') {
     const cores = globalThis.navigator?.hardwareConcurrency || 1;
     threads = Math.min(wanted === 'auto' ? cores : wanted, rt.info.max_threads || cores);
   }
@@ -239,8 +248,8 @@ export async function load(source, options = {}) {
   const namePtr = m._malloc(m.lengthBytesUTF8(name) + 1);
   let handle = 0;
   try {
-    m.HEAPU8.set(graph, g);
-    m.HEAPU8.set(weights, w);
+    new Uint8Array(heap(m)).set(graph, g);
+    new Uint8Array(heap(m)).set(weights, w);
     m.stringToUTF8(name, namePtr, m.lengthBytesUTF8(name) + 1);
     handle = m._graft_web_load(g, graph.length, w, weights.length, namePtr, threads, options.optLevel ?? 2);
     check(m, handle !== 0);
@@ -253,9 +262,22 @@ export async function load(source, options = {}) {
   return new Model(rt, handle, signature, name);
 }
 
-/** What the build chosen for `threads` is: {version, threads, simd, plugins, max_threads}. */
+/** Which build load() takes for these options: "threads" or "simd". */
+function chooseBuild(options) {
+  const build = options.build ?? 'auto';
+  if (build === 'simd') return 'simd';
+  if (build === 'threads') {
+    if (!threadsAvailable())
+      throw new GraftError('the threaded build needs a crossOriginIsolated page: serve it with the headers ' +
+                           'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp', 'error');
+    return 'threads';
+  }
+  if (build !== 'auto') throw new GraftError(`options.build should be "auto", "simd" or "threads", not ${build}`, 'error');
+  return (options.threads ?? 'auto') !== 1 && threadsAvailable() ? 'threads' : 'simd';
+}
+
+/** What the build chosen for these options is: {version, threads, simd, plugins, max_threads}. */
 export async function buildInfo(options = {}) {
   const baseUrl = new URL(options.baseUrl || './', import.meta.url).href;
-  const threaded = (options.threads ?? 'auto') !== 1 && threadsAvailable();
-  return (await instantiate(threaded ? 'threads' : 'simd', baseUrl)).info;
+  return (await instantiate(chooseBuild(options), baseUrl)).info;
 }

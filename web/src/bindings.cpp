@@ -107,9 +107,6 @@ const void* bytes_of(const graft::Tensor& t) {
     return nullptr;
 }
 
-graft::DType dtype_named(const char* name) {
-    return graft::dtype_from_name(name ? name : "");
-}
 
 }  // namespace
 
@@ -197,26 +194,25 @@ EMSCRIPTEN_KEEPALIVE const char* graft_web_signature(void* handle) {
     });
 }
 
-/// Stages input `index` for the next run: `bytes` bytes of `dtype` values in C order, of shape
-/// `shape[0..rank)`. Returns 1, or 0 on failure (a size that does not match the shape, say).
-EMSCRIPTEN_KEEPALIVE int graft_web_set_input(void* handle, int index, const char* dtype, const std::int32_t* shape, int rank,
-                                             const void* data, std::size_t bytes) {
-    return guarded([&]() -> int {
+/// Makes input `index` for the next run a tensor of dtype `dtype` (a graft::DType value) and shape
+/// `shape[0..rank)`, and returns where its bytes go (the caller writes them there), or null on
+/// failure (an unknown dtype, a negative or overflowing shape). The tensor is reused while the
+/// dtype and shape stay the same.
+EMSCRIPTEN_KEEPALIVE void* graft_web_input(void* handle, int index, int dtype, const std::int32_t* shape, int rank) {
+    return guarded([&]() -> void* {
         auto* h = static_cast<Handle*>(handle);
         if (index < 0 || static_cast<std::size_t>(index) >= h->inputs.size())
             throw graft::ShapeError("input index " + std::to_string(index) + " is out of range: the model has " +
                                     std::to_string(h->inputs.size()) + " inputs");
         if (rank < 0 || rank > 32) throw graft::ShapeError("input rank " + std::to_string(rank) + " is not between 0 and 32");
-        graft::Shape s(shape, shape + rank);
-        graft::Tensor t(s, dtype_named(dtype));  // zeros; checks the dimensions
-        const std::size_t want = t.size() * graft::size_of(t.dtype());
-        if (bytes != want)
-            throw graft::ShapeError("input '" + h->model.input_name(static_cast<std::size_t>(index)) + "': " +
-                                    std::to_string(bytes) + " bytes of " + graft::name_of(t.dtype()) + " given, shape " +
-                                    graft::shape_str(s) + " needs " + std::to_string(want));
-        if (bytes) std::memcpy(const_cast<void*>(bytes_of(t)), data, bytes);
-        h->inputs[static_cast<std::size_t>(index)] = std::move(t);
-        return 1;
+        if (dtype < 0 || dtype >= static_cast<int>(std::size(graft::kAllDTypes)))
+            throw graft::DTypeError("dtype code " + std::to_string(dtype) + " is not one graft knows");
+        const graft::Shape s(shape, shape + rank);
+        const auto t = static_cast<graft::DType>(dtype);
+        graft::Tensor& slot = h->inputs[static_cast<std::size_t>(index)];
+        if (slot.dtype() != t || slot.shape() != s || slot.shape().empty()) slot = graft::Tensor(s, t);  // checks the dimensions
+        void* p = const_cast<void*>(bytes_of(slot));
+        return p ? p : handle;  // no bytes to write: any non-null pointer
     });
 }
 
@@ -230,25 +226,18 @@ EMSCRIPTEN_KEEPALIVE int graft_web_run(void* handle) {
     return n - 1;
 }
 
-/// The last run's outputs: [{name, dtype, shape}], and output i's bytes.
-EMSCRIPTEN_KEEPALIVE const char* graft_web_outputs(void* handle) {
-    return guarded([&]() -> const char* {
-        auto* h = static_cast<Handle*>(handle);
-        rapidjson::StringBuffer sb;
-        Writer w(sb);
-        w.StartArray();
-        for (std::size_t i = 0; i < h->outputs.size(); ++i)
-            write_value(w, h->model.output_name(i), h->outputs[i].dtype(), h->outputs[i].shape());
-        w.EndArray();
-        h->text = sb.GetString();
-        return h->text.c_str();
-    });
-}
-
-EMSCRIPTEN_KEEPALIVE const void* graft_web_output_data(void* handle, int index) {
+/// Output `index` of the last run: writes its dtype (a graft::DType value), rank and dimensions
+/// to meta[0], meta[1] and meta[2..] (room for 34 values) and returns its bytes; null if there is
+/// no such output.
+EMSCRIPTEN_KEEPALIVE const void* graft_web_output(void* handle, int index, std::int32_t* meta) {
     auto* h = static_cast<Handle*>(handle);
     if (index < 0 || static_cast<std::size_t>(index) >= h->outputs.size()) return nullptr;
-    return bytes_of(h->outputs[static_cast<std::size_t>(index)]);
+    const graft::Tensor& t = h->outputs[static_cast<std::size_t>(index)];
+    if (t.shape().size() > 32) return nullptr;
+    meta[0] = static_cast<std::int32_t>(t.dtype());
+    meta[1] = static_cast<std::int32_t>(t.shape().size());
+    for (std::size_t i = 0; i < t.shape().size(); ++i) meta[2 + i] = static_cast<std::int32_t>(t.shape()[i]);
+    return bytes_of(t);
 }
 
 }  // extern "C"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""graft's browser tests: every Keras fixture's descriptor run by the WebAssembly runtime in headless
-Chromium and compared with its tfjs reference, plus descriptors broken on purpose.
+"""graft's browser tests: every Keras fixture's descriptor (and every torch-exported ONNX fixture's) run
+by the WebAssembly runtime in headless Chromium and compared with its tfjs (torch) reference, plus
+descriptors broken on purpose.
 
     run_browser_tests.py prepare --graft build/dev/bin/graft --plugins build/dev/plugins \\
                                  --fixtures tests/fixtures/keras --out build/dev/web-cases
@@ -73,6 +74,27 @@ def prepare(a):
                 np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(out, fname))
                 entry[kind].append({"name": v["name"], "dtype": dtype, "shape": list(arr.shape), "file": fname})
         cases.append(entry)
+
+    for t in a.torch:  # ONNX models exported by torch, with torch's forward as the reference
+        for entry in json.load(open(os.path.join(t, "manifest.json")))["models"]:
+            name = "torch_" + os.path.splitext(entry["file"])[0]
+            out = os.path.join(a.out, name)
+            os.makedirs(out)
+            desc = os.path.join(out, "descriptor")
+            p = subprocess.run([a.graft, "convert", "-o", desc, os.path.join(t, entry["file"])], capture_output=True, text=True)
+            if p.returncode != 0:
+                failures.append("%s: graft convert failed: %s" % (name, (p.stderr or p.stdout).strip()))
+                continue
+            graph = json.load(open(os.path.join(desc, "graph.json")))
+            # 1e-5 as for the Keras fixtures (the host test allows 1e-4; the worst seen here is 3.8e-6,
+            # and WebAssembly's float arithmetic is the same on every CPU: no fused multiply-adds).
+            entry_case = {"name": name, "atol": 1e-5, "rtol": 1e-5, "inputs": [], "outputs": []}
+            for kind, key, suffix in (("inputs", "x", "i0.bin"), ("outputs", "y", "o0.bin")):
+                arr = np.load(os.path.join(t, "%s_%s_b%d.npy" % (entry["model"], key, entry["batches"][-1])))
+                arr.astype("<f4").tofile(os.path.join(out, suffix))
+                entry_case[kind].append({"name": graph[kind][0]["name"], "dtype": "float32", "shape": list(arr.shape),
+                                         "file": suffix})
+            cases.append(entry_case)
 
     with_weights = [c["name"] for c in cases if os.path.getsize(os.path.join(a.out, c["name"], "descriptor", "weights.bin"))]
     bad = make_bad(a.out, with_weights[0] if with_weights else None)
@@ -160,6 +182,7 @@ def main():
     p.add_argument("--plugins", required=True, help="the plugin directory (the fixtures with custom layers)")
     p.add_argument("--fixtures", required=True, action="append", help="a folder of fixture folders (repeatable)")
     p.add_argument("--case", action="append", default=[], help="one more fixture folder (repeatable)")
+    p.add_argument("--torch", action="append", default=[], help="a folder of torch-exported ONNX models with a manifest.json")
     p.add_argument("--out", required=True)
     r = sub.add_parser("run")
     r.add_argument("--dist", required=True)

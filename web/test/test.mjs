@@ -100,8 +100,9 @@ async function main() {
   for (const c of index.cases) {
     try {
       const before = failures;
+      const started = performance.now();
       const worst = await runCase(c);
-      if (failures === before) { passed += 1; log(`ok   ${c.name} max_abs_err=${worst.toExponential(2)}`); }
+      if (failures === before) { passed += 1; log(`ok   ${c.name} max_abs_err=${worst.toExponential(2)} (${(performance.now() - started).toFixed(0)} ms)`); }
     } catch (e) {
       fail(`${c.name}: ${e && e.name}: ${e && e.message}`);
     }
