@@ -89,6 +89,37 @@ async function runBad(b) {
   }
 }
 
+async function expectError(what, kind, words, fn) {
+  try {
+    await fn();
+    fail(`${what}: no error, expected a ${kind} GraftError`);
+  } catch (e) {
+    const missing = words.filter((w) => !String(e && e.message).includes(w));
+    if (!(e instanceof graft.GraftError) || e.kind !== kind || missing.length)
+      fail(`${what}: ${e && e.name} (${e && e.kind}) "${e && e.message}", expected a ${kind} GraftError naming ${JSON.stringify(words)}`);
+    else log(`ok   ${what}: ${e.message}`);
+  }
+}
+
+/** Wrong inputs and a disposed model are GraftErrors, and the model keeps working after them. */
+async function misuse(c) {
+  const model = await graft.load(`/cases/${c.name}/descriptor/`, options);
+  const spec = model.inputs[0];
+  const good = { data: await array(c.name, c.inputs[0]), shape: c.inputs[0].shape, dtype: c.inputs[0].dtype };
+  const others = Object.fromEntries(await Promise.all(c.inputs.slice(1).map(async (v) => [v.name, { data: await array(c.name, v), shape: v.shape, dtype: v.dtype }])));
+  await expectError('an input the model lacks', 'shape', ['no input named \'nope\''],
+                    () => model.run({ ...others, [spec.name]: good, nope: good }));
+  await expectError('a missing input', 'shape', [`'${spec.name}' is missing`], () => model.run(others));
+  await expectError('a shape that does not hold the data', 'shape', [spec.name, 'holds'],
+                    () => model.run({ ...others, [spec.name]: { data: good.data, shape: [good.data.length + 1] } }));
+  await expectError('the wrong rank', 'shape', [], () => model.run({ ...others, [spec.name]: { data: good.data, shape: [good.data.length] } }));
+  const out = await model.run({ ...others, [spec.name]: good });
+  if (!out[c.outputs[0].name]) fail('the model does not run after refused inputs');
+  model.dispose();
+  await expectError('a disposed model', 'error', ['disposed'], () => model.run({ ...others, [spec.name]: good }));
+  await expectError('a descriptor that is not there', 'io', ['HTTP 404'], () => graft.load('/cases/no-such-model/', options));
+}
+
 async function main() {
   log(`mode ${mode}: crossOriginIsolated=${globalThis.crossOriginIsolated}, cores=${navigator.hardwareConcurrency}`);
   const index = await (await fetch('/cases/index.json')).json();
@@ -108,7 +139,7 @@ async function main() {
     }
   }
   for (const b of index.bad) await runBad(b);
-  // A model used after dispose() is refused, not a crash.
+  await misuse(index.cases.find((c) => c.name === 'iris') || index.cases[0]);
   log(`${passed} of ${index.cases.length} cases match their references; ${failures} failure(s)`);
   return { ok: failures === 0 && index.cases.length > 0, mode, passed, total: index.cases.length, failures, lines };
 }
