@@ -55,10 +55,13 @@ function instantiate(variant, baseUrl) {
     modules.set(key, (async () => {
       const { default: create } = await import(url);
       const m = await create({ locateFile: (file) => new URL(file, baseUrl).href });
-      const info = JSON.parse(m.UTF8ToString(m._graft_web_build_info()));
+      const at = m._graft_web_build_info();
+      check(m, at !== 0);
+      const info = JSON.parse(m.UTF8ToString(at));
       return { m, info, variant };
     })().catch((e) => {
       modules.delete(key);
+      if (e instanceof GraftError) throw e;
       throw new GraftError(`cannot start graft's ${variant} WebAssembly build from ${url}: ${e.message || e}`, 'io');
     }));
   }
@@ -70,15 +73,36 @@ function check(m, ok) {
   throw new GraftError(m.UTF8ToString(m._graft_web_error()), m.UTF8ToString(m._graft_web_error_kind()) || 'error');
 }
 
+/** fetch(), with a network failure as a GraftError naming the URL. */
+async function get(url) {
+  try {
+    return await fetch(url);
+  } catch (e) {
+    throw new GraftError(`cannot fetch ${url}: ${e.message || e}`, 'io');
+  }
+}
+
 async function readBody(response, what, onProgress, loadedBefore, totalHint) {
   if (!response.ok) throw new GraftError(`cannot fetch ${what}: HTTP ${response.status} ${response.statusText}`, 'io');
   const total = Number(response.headers.get('Content-Length')) || 0;
-  if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
+  if (!onProgress || !response.body) {
+    try {
+      return new Uint8Array(await response.arrayBuffer());
+    } catch (e) {
+      throw new GraftError(`cannot read ${what}: ${e.message || e}`, 'io');
+    }
+  }
   const reader = response.body.getReader();
   const parts = [];
   let loaded = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      throw new GraftError(`cannot read ${what}: ${e.message || e} (after ${loaded} bytes)`, 'io');
+    }
+    const { done, value } = chunk;
     if (done) break;
     parts.push(value);
     loaded += value.length;
@@ -109,10 +133,10 @@ async function fetchDescriptor(source, onProgress) {
     if (!base.endsWith('/')) base += '/';
     const graphUrl = new URL('graph.json', new URL(base, globalThis.location?.href)).href;
     const weightsUrl = new URL('weights.bin', graphUrl).href;
-    const graph = await readBody(await fetch(graphUrl), graphUrl, null, 0, () => 0);
+    const graph = await readBody(await get(graphUrl), graphUrl, null, 0, () => 0);
     let weightBytes = 0;
     try { weightBytes = JSON.parse(new TextDecoder().decode(graph)).weights.bytes || 0; } catch { /* graft reports it */ }
-    const weights = await readBody(await fetch(weightsUrl), weightsUrl, onProgress, 0,
+    const weights = await readBody(await get(weightsUrl), weightsUrl, onProgress, 0,
                                    (total) => total || weightBytes);
     return { graph, weights, name: base.replace(/\/$/, '') };
   }
