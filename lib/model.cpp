@@ -15,6 +15,7 @@
 #include "backend/native/program.hpp"
 #include "cpu/threadpool.hpp"
 #include "graft/graft.hpp"
+#include "graft/ir/checked.hpp"
 #include "graft/optimize/passes.hpp"
 #include "limits_check.hpp"
 
@@ -22,8 +23,9 @@ namespace graft {
 
 namespace {
 
-/// What a compiled program is for: the batch size, and the values of the value inputs (their
-/// elements as doubles, bytewise; empty for most models).
+/// What a compiled program is for: the batch size, then the inputs' free sizes other than the
+/// batch (int64s) and the values of the value inputs (their elements as doubles), bytewise; the
+/// second part is empty for most models.
 using ProgramKey = std::pair<std::int64_t, std::string>;
 
 /// The graph the optimizer pipeline of `opt_level` for the native backend made of `graph`.
@@ -49,9 +51,11 @@ struct Model::Shared {
     std::function<Graph(const std::map<std::string, Tensor>&)> specialise;  // and the conversion
     std::mutex mutex;                                                     // guards programs, recent
     std::map<ProgramKey, std::shared_ptr<const native::Program>> programs;
-    std::deque<ProgramKey> recent;                                        // value-keyed programs, oldest first
+    std::deque<ProgramKey> recent;                                        // bounded programs, oldest first
+    bool bounded = false;  // programs per free size or value: at most kMaxValuePrograms are kept
     std::mutex run_mutex;                                                 // serializes Model::run
     std::unique_ptr<Session> session;                                    // Model::run's session
+    native::PackCache packs;  // prepacked weights, shared by all the programs below
     int threads = 1;                                                      // for new sessions
 
     Session& default_session();
@@ -61,15 +65,25 @@ struct Model::Shared {
         auto it = programs.find(key);
         if (it != programs.end()) return it->second;
         Graph g = specialise ? specialised(inputs) : graph.clone();
-        const std::int64_t batch = key.first;
-        for (Variable* v : g.inputs()) {
+        // Every free size (the batch and any other) is the one given, checked by Session::run.
+        for (std::size_t i = 0; i < g.inputs().size(); ++i) {
+            Variable* v = g.inputs()[i];
             Shape s = v->shape();
-            if (auto n = v->order().find(Axis::N); n && s[*n] == kDynamic) s[*n] = batch;
+            for (std::size_t d = 0; d < s.size(); ++d)
+                if (s[d] == kDynamic) s[d] = inputs[i].shape()[d];
             v->set_type(v->order(), s);
         }
-        infer_shapes(g, *registry);
-        auto p = native::Program::compile(std::move(g), *registry);
-        if (specialise) {
+        try {
+            infer_shapes(g, *registry);
+        } catch (const ShapeError& e) {  // e.g. a sequence too short for a 'valid' convolution
+            if (!has_free_sizes(graph)) throw;
+            std::string given;
+            for (std::size_t i = 0; i < inputs.size(); ++i)
+                given += (i ? ", '" : "'") + graph.input_name(i) + "' " + shape_str(inputs[i].shape());
+            throw ShapeError("the model cannot run on inputs of these sizes (" + given + "): " + e.what());
+        }
+        auto p = native::Program::compile(std::move(g), *registry, &packs);
+        if (bounded) {
             if (recent.size() >= kMaxValuePrograms) {
                 programs.erase(recent.front());
                 recent.pop_front();
@@ -122,7 +136,7 @@ struct Session::State {
     Arena& arena(const ProgramKey& key, const std::vector<Tensor>& inputs) {
         auto it = arenas.find(key);
         if (it != arenas.end()) return it->second;
-        if (!model->value_inputs.empty() && arenas.size() >= Model::kMaxValuePrograms) arenas.erase(arenas.begin());
+        if (model->bounded && arenas.size() >= Model::kMaxValuePrograms) arenas.erase(arenas.begin());
         Arena a;
         a.program = model->program(key, inputs);
         const std::size_t floats = a.program->arena_bytes() / sizeof(float) + 64 / sizeof(float);
@@ -144,6 +158,7 @@ Model::Model(Graph graph, const Registry& registry, int opt_level) : shared_(std
     shared_->opt_level = opt_level;
     for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
     shared_->graph = prepared(std::move(graph), registry, opt_level);
+    shared_->bounded = has_free_sizes(shared_->graph);
 }
 
 Model::Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
@@ -163,6 +178,7 @@ Model::Model(ValueSpecialisedGraph source, const Registry& registry, int opt_lev
     shared_->value_inputs = std::move(source.value_inputs);
     shared_->specialise = std::move(source.convert);
     shared_->graph = std::move(source.signature);
+    shared_->bounded = true;
 }
 Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
@@ -279,25 +295,32 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
     if (inputs.size() != g.inputs().size())
         throw ShapeError("the model takes " + std::to_string(g.inputs().size()) + " inputs, got " + std::to_string(inputs.size()));
     std::int64_t batch = -1;
+    ProgramKey key{0, {}};
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const Shape& want = g.inputs()[i]->shape();
+        const Variable& v = *g.inputs()[i];
+        const Shape& want = v.shape();
         const Shape& got = inputs[i].shape();
         bool ok = got.size() == want.size();
-        for (std::size_t d = 0; ok && d < want.size(); ++d) ok = want[d] == kDynamic ? got[d] >= 1 : got[d] == want[d];
+        for (std::size_t d = 0; ok && d < want.size(); ++d)
+            ok = want[d] == kDynamic ? got[d] >= 1 && got[d] <= kMaxElements : got[d] == want[d];
         if (!ok)
             throw ShapeError("input '" + g.input_name(i) + "' has shape " + shape_str(got) + ", expected " + shape_str(want) +
-                             " (? is the batch, any size)");
-        // The batch is the size given for the dynamic dimension (inputs with fixed sizes only have none).
+                             " (? is free: any size from 1)");
+        // The batch is the size given for the batch axis (inputs with fixed sizes only have none);
+        // every other free size is the input's own.
         for (std::size_t d = 0; d < want.size(); ++d) {
             if (want[d] != kDynamic) continue;
-            if (batch == -1) batch = got[d];
-            else if (got[d] != batch)
+            if (v.order()[d] != Axis::N) {
+                key.second.append(reinterpret_cast<const char*>(&got[d]), sizeof got[d]);
+            } else if (batch == -1) {
+                batch = got[d];
+            } else if (got[d] != batch) {
                 throw ShapeError("input '" + g.input_name(i) + "' has batch " + std::to_string(got[d]) + ", the other inputs have " +
                                  std::to_string(batch));
+            }
         }
     }
-    if (batch == -1) batch = 0;  // no dynamic dimension: one program
-    ProgramKey key{batch, {}};
+    key.first = batch == -1 ? 0 : batch;  // 0: no batch axis, one program
     for (std::size_t i : state_->model->value_indices)
         for (std::size_t k = 0; k < inputs[i].size(); ++k) {
             const double v = inputs[i].at_double(k);

@@ -7,7 +7,9 @@
 // A Model is immutable after loading and safe to share between threads. Model::run is
 // convenient and serializes callers; for concurrent inference give each thread its own
 // Session. The batch dimension is free: any batch size runs without reconversion (each new
-// size is compiled once, on first use).
+// size is compiled once, on first use). So are the sizes a Keras model was saved with None in
+// (a sequence's length, a fully convolutional model's height and width): each new input shape
+// is compiled once, on first use, and the last kMaxValuePrograms of them are kept.
 //
 // Plugins (custom layers, op types, kernels; see graft/plugin.hpp) load into a Registry:
 //
@@ -104,7 +106,8 @@ public:
     std::size_t num_outputs() const;
     std::string input_name(std::size_t i) const;
     std::string output_name(std::size_t i) const;
-    /// Shapes with the batch as graft::kDynamic (-1).
+    /// Shapes with the batch and any other free size (graft::has_free_sizes) as graft::kDynamic
+    /// (-1); an output's size that follows a free input size is kDynamic too.
     Shape input_shape(std::size_t i) const;
     Shape output_shape(std::size_t i) const;
     /// The element type an input takes (graft/ir/dtype.hpp). run() accepts a tensor of this dtype,
@@ -115,7 +118,8 @@ public:
     DType output_dtype(std::size_t i) const;
     /// The inputs whose values the graph depends on (empty for most models). Each distinct value
     /// given to run() is converted and compiled once, on first use; the last
-    /// kMaxValuePrograms of them are kept.
+    /// kMaxValuePrograms of them are kept (so are the programs of a model with free sizes other
+    /// than the batch, one per input shape).
     const std::vector<std::string>& value_inputs() const;
     static constexpr std::size_t kMaxValuePrograms = 32;
 

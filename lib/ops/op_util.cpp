@@ -138,9 +138,14 @@ cpu::ActParams act_params(const Operator& op, const std::string& fn) {
 Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
                const std::string& padding) {
     // Every factor at most kMaxElements: the products and sums below stay far inside int64.
-    if (in != kDynamic) checked::in_range(op.describe(), "input size", in, 0);  // a free length stays free (same, causal)
     checked::in_range(op.describe(), "stride", stride);
     const std::int64_t span = checked::conv_reach(op.describe(), k, dilation);
+    if (in == kDynamic) {  // a free size: the output's is free too, known (and checked) per run
+        if (padding != "valid" && padding != "same" && padding != "causal")
+            throw UnsupportedError(op.describe() + ": padding '" + padding + "' (expected valid, same or causal)");
+        return {kDynamic, padding == "causal" ? span - 1 : 0};
+    }
+    checked::in_range(op.describe(), "input size", in, 0);
     if (padding == "valid") {
         if (in < span)
             shape_fail(op, "input size " + std::to_string(in) + " is smaller than the kernel's reach " + std::to_string(span) +
@@ -160,11 +165,13 @@ Span conv_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t
 
 Span explicit_span(const Operator& op, std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t dilation,
                    std::int64_t begin, std::int64_t end, bool ceil) {
-    if (in != kDynamic) checked::in_range(op.describe(), "input size", in, 0);  // a free length stays free (same, causal)
     checked::in_range(op.describe(), "stride", stride);
     checked::in_range(op.describe(), "leading pad", begin, 0);
     checked::in_range(op.describe(), "trailing pad", end, 0);
-    const std::int64_t span = checked::conv_reach(op.describe(), k, dilation), room = in + begin + end - span;
+    const std::int64_t span = checked::conv_reach(op.describe(), k, dilation);
+    if (in == kDynamic) return {kDynamic, begin};  // a free size: the output's is free too, known per run
+    checked::in_range(op.describe(), "input size", in, 0);
+    const std::int64_t room = in + begin + end - span;
     if (room < 0)
         shape_fail(op, "input size " + std::to_string(in) + " with pads " + std::to_string(begin) + " + " + std::to_string(end) +
                            " is smaller than the kernel's reach " + std::to_string(span));

@@ -62,7 +62,7 @@ Pipeline& Pipeline::add_group(Group g) {
 
 void Pipeline::run(Graph& g, const Registry& reg, PipelineReport* report, bool with_memory) const {
     auto memory = [&](std::size_t& arena, std::size_t& naive) {
-        if (!with_memory) return;
+        if (!with_memory || has_free_sizes(g)) return;  // sizes other than the batch are known per run only
         auto p = plan_at_batch1(g, reg);
         arena = p.arena_bytes;
         naive = p.naive_bytes;

@@ -53,6 +53,7 @@ TEST_CASE("concat elimination: fixtures run row by row match their references", 
         graft::LoadOptions o;
         o.registry = reg.get();
         const auto model = graft::load((dir / man["model"].GetString()).string(), o);
+        if (graft::has_free_sizes(model.graph())) continue;  // no batch-1 plan before the sizes are known
         const std::size_t elided = elided_at_batch1(model.graph(), *reg);
         if (elided == 0) continue;
         INFO(dir.filename().string() << ": " << elided << " Concat(s) elided at batch 1");

@@ -41,8 +41,8 @@ struct Case {
     std::string error;                                    // generation failed
 };
 
-/// Converts and generates every fixture into `root`/<case>/ (namespace m_<case>, batch of the
-/// fixture's inputs).
+/// Converts and generates every fixture into `root`/<case>/ (namespace m_<case>, fixed to the
+/// shapes of the fixture's inputs).
 std::vector<Case> generate_fixtures(const fs::path& root, const graft::Registry& reg, int opt_level = 2) {
     std::vector<Case> cases;
     for (const auto& dir : fixture_dirs()) {
@@ -63,10 +63,10 @@ std::vector<Case> generate_fixtures(const fs::path& root, const graft::Registry&
             }
             graft::Graph g = graft::keras::convert(model.string(), reg, ko);
             std::map<std::string, std::string> files;
-            std::int64_t batch = 1;
+            std::map<std::string, graft::Shape> shapes;  // the fixture's input shapes (free sizes fixed to them)
             for (const auto& in : man["inputs"].GetArray()) {
                 files[in["name"].GetString()] = (dir / in["file"].GetString()).string();
-                batch = load_npy(dir / in["file"].GetString()).shape().at(0);
+                shapes[in["name"].GetString()] = load_npy(dir / in["file"].GetString()).shape();
             }
             for (std::size_t i = 0; i < g.inputs().size(); ++i) c.input_files.push_back(files.at(g.input_name(i)));
             for (std::size_t i = 0; i < g.outputs().size(); ++i) c.output_names.push_back(g.output_name(i));
@@ -75,7 +75,7 @@ std::vector<Case> generate_fixtures(const fs::path& root, const graft::Registry&
             graft::cpp::Options o;
             o.name = "model";
             o.ns = c.ns;
-            o.batch = batch;
+            o.input_shapes = shapes;
             o.opt_level = opt_level;
             o.source = "tests/fixtures/keras/" + c.name;
             graft::cpp::generate(std::move(g), reg, o, c.out.string());

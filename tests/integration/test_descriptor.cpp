@@ -49,8 +49,8 @@ std::vector<Tensor> random_inputs(const Model& m, std::int64_t batch) {
     unsigned s = 11;
     for (std::size_t i = 0; i < m.num_inputs(); ++i) {
         Shape sh = m.input_shape(i);
-        for (auto& d : sh)
-            if (d == kDynamic) d = batch;
+        for (std::size_t k = 0; k < sh.size(); ++k)
+            if (sh[k] == kDynamic) sh[k] = k == 0 ? batch : 9;  // other free sizes (a sequence's length): 9
         Tensor t(sh);
         const graft::DType dt = m.input_dtype(i);  // integer inputs: small integers (as exact floats), bool: 0 / 1
         for (std::size_t k = 0; k < t.size(); ++k) {

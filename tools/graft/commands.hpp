@@ -63,6 +63,7 @@ struct ConvertOptions {
     std::string name;               ///< cpp: base name of the files (default: the model file's stem)
     std::string ns;                 ///< cpp: namespace (default: the name)
     int batch = 1;                  ///< cpp: batch size the code is generated for
+    std::vector<std::string> input_shapes;  ///< cpp: NAME=1x50x64, an input's whole shape
     bool embed_weights = false;     ///< cpp: weights as a constant array in <name>_weights.cpp
 };
 

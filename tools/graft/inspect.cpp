@@ -108,9 +108,10 @@ void print_value_inputs(const std::string& path, const onnx::InputValuesNeeded& 
 }
 
 /// `--passes`: op count and memory plan (batch 1) before and after each rule of the pipeline.
-void print_passes(const optimize::PipelineReport& r) {
-    fmt::print("\nOptimizer pipeline {} (memory at batch 1; arena = planned bytes, naive = one buffer per tensor)\n",
-               r.pipeline);
+void print_passes(const optimize::PipelineReport& r, bool free_sizes) {
+    fmt::print("\nOptimizer pipeline {} ({})\n", r.pipeline,
+               free_sizes ? "the model has free sizes other than the batch: memory is planned per input shape, when it runs"
+                          : "memory at batch 1; arena = planned bytes, naive = one buffer per tensor");
     fmt::print("{:<8} {:<18} {:>5}  {:>13}  {:>25}  {:>25}\n", "Group", "Rule", "Fired", "Ops", "Arena bytes", "Naive bytes");
     auto span = [](std::size_t a, std::size_t b) { return fmt::format("{} -> {}", grouped(std::int64_t(a)), grouped(std::int64_t(b))); };
     for (const auto& st : r.steps) {
@@ -201,7 +202,7 @@ void inspect(const InspectOptions& o) {
     optimize::PipelineReport report;
     optimize::pipeline_for(o.model.opt_level, "native").run(graph, default_registry(), &report, o.passes);
     print_summary(o.model.path, graph);
-    if (o.passes) print_passes(report);
+    if (o.passes) print_passes(report, has_free_sizes(graph));
     if (!o.dot.empty()) write_file_atomically(o.dot, to_dot(graph));
 }
 

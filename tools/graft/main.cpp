@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
     convert_cmd->add_option("--name", convert.name, "cpp: base name of the files (default: the model file's name)");
     convert_cmd->add_option("--namespace", convert.ns, "cpp: C++ namespace of the generated code (default: the name)");
     convert_cmd->add_option("--batch", convert.batch, "cpp: batch size the code is generated for (default 1)")->check(CLI::Range(1, 1 << 20));
+    convert_cmd->add_option("--input-shape", convert.input_shapes,
+                            "cpp: NAME=1x50x64, the whole shape an input's code is fixed to (needed for free sizes other than the batch; repeatable)")
+        ->allow_extra_args(false);
     convert_cmd->add_flag("--embed-weights", convert.embed_weights, "cpp: weights as a constant array in OUT/<name>_weights.cpp");
 
     cli::BenchOptions bench;

@@ -5,7 +5,7 @@ export type DType = 'float32' | 'int32' | 'int64' | 'uint8' | 'uint16' | 'int8' 
 
 export type TypedArray = Float32Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array | Int8Array;
 
-/** An input or output of a model: a null dimension is the free batch. */
+/** An input or output of a model: a null dimension is free: the batch (first), or a size set per run such as a sequence's length (pass {data, shape} then). */
 export interface ValueInfo {
   name: string;
   dtype: DType;

@@ -166,7 +166,7 @@ class Model {
     this._rt = rt;
     this._h = handle;
     this._meta = rt.m._malloc(34 * 4);  // shapes in, dtype + rank + shape out
-    /** [{name, dtype, shape}]: a null dimension is the free batch. */
+    /** [{name, dtype, shape}]: a null dimension is free: the batch, or a size set per run (a sequence's length). */
     this.inputs = signature.inputs;
     this.outputs = signature.outputs;
     /** Intra-op threads the model runs with. */
@@ -202,6 +202,8 @@ class Model {
       if (!dtype || !(dtype in TYPED)) throw new GraftError(`input '${spec.name}': ${data.constructor.name} is not a dtype graft takes`, 'dtype');
       let shape = ArrayBuffer.isView(given) ? null : given.shape;
       if (!shape) {
+        if (spec.shape.slice(1).includes(null))
+          throw new GraftError(`input '${spec.name}' has free sizes other than the batch ([${spec.shape.map((d) => d ?? '?').join(', ')}]): pass {data, shape}`, 'shape');
         const fixed = spec.shape.reduce((a, d) => a * (d === null ? 1 : d), 1);
         const batch = fixed ? data.length / fixed : 0;
         if (!Number.isInteger(batch))

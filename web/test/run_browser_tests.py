@@ -61,18 +61,24 @@ def prepare(a):
             failures.append("%s: graft convert failed: %s" % (name, (p.stderr or p.stdout).strip()))
             continue
         entry = {"name": name, "atol": man.get("atol", 1e-5), "rtol": man.get("rtol", 1e-5), "inputs": [], "outputs": []}
-        for kind in ("inputs", "outputs"):
-            for i, v in enumerate(man[kind]):
-                arr = np.load(os.path.join(d, v["file"]))
-                if arr.dtype == np.float64:
-                    arr = arr.astype(np.float32)
-                dtype = "bool" if arr.dtype == np.bool_ else str(arr.dtype)
-                if dtype not in GRAFT_DTYPES:
-                    failures.append("%s: %s '%s' has dtype %s" % (name, kind, v["name"], arr.dtype))
-                    continue
-                fname = "%s%d.bin" % (kind[0], i)
-                np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(out, fname))
-                entry[kind].append({"name": v["name"], "dtype": dtype, "shape": list(arr.shape), "file": fname})
+        # A model with free sizes also runs at the sizes of its more_runs (same loaded model).
+        runs = [(entry, man, "")]
+        for k, more in enumerate(man.get("more_runs", []), 1):
+            entry.setdefault("more_runs", []).append({"inputs": [], "outputs": []})
+            runs.append((entry["more_runs"][-1], more, "r%d_" % k))
+        for target, source, prefix in runs:
+            for kind in ("inputs", "outputs"):
+                for i, v in enumerate(source[kind]):
+                    arr = np.load(os.path.join(d, v["file"]))
+                    if arr.dtype == np.float64:
+                        arr = arr.astype(np.float32)
+                    dtype = "bool" if arr.dtype == np.bool_ else str(arr.dtype)
+                    if dtype not in GRAFT_DTYPES:
+                        failures.append("%s: %s '%s' has dtype %s" % (name, kind, v["name"], arr.dtype))
+                        continue
+                    fname = "%s%s%d.bin" % (prefix, kind[0], i)
+                    np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tofile(os.path.join(out, fname))
+                    target[kind].append({"name": v["name"], "dtype": dtype, "shape": list(arr.shape), "file": fname})
         cases.append(entry)
 
     for t in a.torch:  # ONNX models exported by torch, with torch's forward as the reference

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Options {
     std::string ns;
     /// The batch size the code is generated for (inputs' N).
     std::int64_t batch = 1;
+    /// Whole shapes (batch included) for inputs by name: required for an input with a free size
+    /// other than the batch (a sequence's length, an image's height), whose code is fixed to the
+    /// shape given. Fixed sizes must match the model's; the batch entry overrides `batch`.
+    std::map<std::string, Shape> input_shapes;
     /// The weights as a constant array in `OUT/<name>_weights.cpp` instead of `OUT/<name>.weights`.
     bool embed_weights = false;
     /// Optimizer level of graft::optimize::pipeline_for (the graph given is not optimized yet).

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "graft/ir/operator.hpp"
 
@@ -61,6 +63,14 @@ public:
     virtual const float* keep(std::shared_ptr<const std::vector<float>> data) = 0;
     /// Scratch memory for the duration of one kernel run (shared between kernels).
     virtual Slot workspace(std::size_t floats) = 0;
+    /// keep(make()), shared between the programs one Model compiles (one per batch size or input
+    /// shape): a block made from the same constant `source` with the same `tag` is made once and
+    /// reused. `tag` must name everything the block depends on besides `source`'s values (the
+    /// layout and its sizes), since `make` is not called when the block exists.
+    virtual const float* keep_shared(const ConstantVariable& /*source*/, const std::string& /*tag*/,
+                                     const std::function<std::vector<float>()>& make) {
+        return keep(std::make_shared<const std::vector<float>>(make()));
+    }
 
     Slot in(const std::string& name) { return slot(op().input(name)); }
     Slot out(const std::string& name) { return slot(op().output(name)); }

@@ -379,6 +379,9 @@ public:
         a.set("in_order", v.logical);
         a.set("out_order", logical);
         a.set("shape", v.var->shape_in(v.logical));
+        std::vector<std::string> follow;  // each size is the input's at the same position, free or not
+        for (const Axis& axis : v.logical.axes()) follow.push_back(axis.name());
+        a.set("follow", std::move(follow));
         auto* o = op("Reshape", {{"x", v.var}}, std::move(a), "relabel");
         return Value{o->output("y"), logical};
     }

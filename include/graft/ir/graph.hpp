@@ -267,4 +267,13 @@ private:
     std::unordered_set<const Variable*> owned_;
 };
 
+/// Whether an input of `g` has a free size (kDynamic) other than the batch (axis N): a sequence's
+/// length, an image's height or width. Such a graph is compiled per input shape.
+inline bool has_free_sizes(const Graph& g) {
+    for (const Variable* v : g.inputs())
+        for (std::size_t d = 0; d < v->ndim(); ++d)
+            if (v->shape()[d] == kDynamic && v->order()[d] != Axis::N) return true;
+    return false;
+}
+
 }  // namespace graft

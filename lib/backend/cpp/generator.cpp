@@ -12,6 +12,7 @@
 #include "graft/backend/output_set.hpp"
 #include "rt/headers.hpp"
 #include "graft/optimize/passes.hpp"
+#include "graft/printable.hpp"
 
 namespace graft::cpp {
 
@@ -59,6 +60,13 @@ std::string dims(const Shape& s) {
 }
 
 namespace {
+
+/// An --input-shape value for a shape with free sizes: the batch, 16 for each other free size.
+std::string example_shape(const Shape& s, std::int64_t batch) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i] != kDynamic ? s[i] : i == 0 ? batch : 16);
+    return out;
+}
 
 /// CamelCase op type as snake_case: "ConvTranspose2D" -> "conv_transpose2d".
 std::string snake(const std::string& type) {
@@ -169,10 +177,36 @@ void Generator::prepare(Graph graph) {
     // The generated kernels use the native backend's layouts (pipeline_for gives cpp its passes).
     optimize::pipeline_for(options_.opt_level, "cpp").run(graph, reg_);
     if (options_.batch < 1) throw ShapeError("the batch size must be at least 1, got " + std::to_string(options_.batch));
-    for (Variable* v : graph.inputs()) {
+    for (const auto& [name, shape] : options_.input_shapes) {
+        bool known = false;
+        for (std::size_t i = 0; i < graph.inputs().size(); ++i) known = known || graph.input_name(i) == name;
+        if (!known) throw ShapeError("cpp backend: an input shape is given for '" + printable(name) + "', which is no input of the model");
+    }
+    for (std::size_t k = 0; k < graph.inputs().size(); ++k) {
+        Variable* v = graph.inputs()[k];
+        const std::string& name = graph.input_name(k);
         Shape s = v->shape();
-        for (std::size_t i = 0; i < s.size(); ++i)
-            if (s[i] == kDynamic || v->order()[i] == Axis::N) s[i] = options_.batch;
+        auto given = options_.input_shapes.find(name);
+        if (given != options_.input_shapes.end()) {
+            const Shape& g = given->second;
+            bool ok = g.size() == s.size();
+            for (std::size_t i = 0; ok && i < s.size(); ++i)
+                ok = g[i] >= 1 && g[i] <= kMaxElements && (s[i] == kDynamic || g[i] == s[i]);
+            if (!ok)
+                throw ShapeError("cpp backend: input '" + printable(name) + "' is " + shape_str(s) + " (? is free); the shape given, " +
+                                 shape_str(g) + ", does not fit it");
+            s = g;
+            // The batch of the generated code (kBatch) is the one given here.
+            if (auto n = v->order().find(Axis::N); n && v->shape()[*n] == kDynamic) options_.batch = g[*n];
+        }
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            if (v->order()[i] == Axis::N && given == options_.input_shapes.end()) s[i] = options_.batch;
+            if (s[i] == kDynamic)
+                throw ShapeError("cpp backend: input '" + printable(name) + "' has a free size along " + v->order()[i].name() + " (" +
+                                 shape_str(v->shape()) + "); generated code is fixed to one shape: give it, e.g. graft convert "
+                                 "--input-shape " + printable(name) + "=" + example_shape(v->shape(), options_.batch) +
+                                 " (cpp::Options::input_shapes)");
+        }
         v->set_type(v->order(), s);
     }
     infer_shapes(graph, reg_);

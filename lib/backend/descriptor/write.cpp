@@ -108,6 +108,8 @@ std::string pack_weights(const Graph& g, std::map<const Variable*, ConstantPlace
 }
 
 void put_memory_plan(Writer& w, const Graph& g, const Registry& reg) {
+    // Informational: the plan at batch 1. A graph with other free sizes has none until it runs.
+    if (has_free_sizes(g)) return;
     const Graph c = optimize::clone_at_batch1(g, reg);
     const auto plan = optimize::plan_memory(c, reg);
     w.Key("memory_plan");

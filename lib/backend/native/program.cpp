@@ -12,8 +12,8 @@ constexpr std::size_t kAlign = 64;
 class Builder final : public BuildContext {
 public:
     Builder(const Operator& op, const optimize::MemoryPlan& plan, std::size_t workspace_offset,
-            std::vector<std::shared_ptr<const std::vector<float>>>& kept)
-        : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept) {}
+            std::vector<std::shared_ptr<const std::vector<float>>>& kept, PackCache* packs)
+        : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept), packs_(packs) {}
 
     const Operator& op() const override { return op_; }
 
@@ -31,6 +31,11 @@ public:
         kept_.push_back(data);
         return data->data();
     }
+    const float* keep_shared(const ConstantVariable& source, const std::string& tag,
+                             const std::function<std::vector<float>()>& make) override {
+        if (!packs_) return keep(std::make_shared<const std::vector<float>>(make()));
+        return keep(packs_->get(source, tag, make));
+    }
     Slot workspace(std::size_t floats) override {
         workspace_floats_ = std::max(workspace_floats_, floats);
         return Slot{nullptr, workspace_offset_};
@@ -42,12 +47,28 @@ private:
     const optimize::MemoryPlan& plan_;
     std::size_t workspace_offset_;
     std::vector<std::shared_ptr<const std::vector<float>>>& kept_;
+    PackCache* packs_;
     std::size_t workspace_floats_ = 0;
 };
 
 }  // namespace
 
-std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
+std::shared_ptr<const std::vector<float>> PackCache::get(const ConstantVariable& source, const std::string& tag,
+                                                         const std::function<std::vector<float>()>& make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto key = std::make_pair(static_cast<const void*>(source.shared_data().get()), tag);
+    auto it = blocks_.find(key);
+    if (it == blocks_.end())
+        it = blocks_.emplace(key, Entry{source.shared_data(), std::make_shared<const std::vector<float>>(make())}).first;
+    return it->second.block;
+}
+
+std::size_t PackCache::blocks() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return blocks_.size();
+}
+
+std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, PackCache* packs) {
     std::shared_ptr<Program> p(new Program());
     p->graph_ = std::move(g);
     const Graph& graph = p->graph_;
@@ -64,7 +85,7 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg) {
         if (!gen)
             throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +
                                    ": the native backend has no kernel for op type '" + op->type() + "'");
-        Builder b(*op, p->plan_, ws_offset, p->kept_);
+        Builder b(*op, p->plan_, ws_offset, p->kept_, packs);
         auto kernel = (*gen.generator)(b);
         if (!kernel) throw GraphError(op->describe() + ": the kernel builder returned no kernel");
         ws_floats = std::max(ws_floats, b.workspace_floats());

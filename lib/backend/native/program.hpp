@@ -3,7 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "graft/backend/native_kernel.hpp"
@@ -12,10 +17,28 @@
 
 namespace graft::native {
 
+/// Blocks derived from constants (prepacked weights) that the programs of one Model share:
+/// BuildContext::keep_shared. Thread-safe.
+class PackCache {
+public:
+    std::shared_ptr<const std::vector<float>> get(const ConstantVariable& source, const std::string& tag,
+                                                  const std::function<std::vector<float>()>& make);
+    std::size_t blocks() const;
+
+private:
+    mutable std::mutex mutex_;
+    // Keyed by the constant's data; holding that data keeps its address from being reused.
+    struct Entry {
+        std::shared_ptr<const std::vector<float>> source, block;
+    };
+    std::map<std::pair<const void*, std::string>, Entry> blocks_;
+};
+
 class Program {
 public:
-    /// Compiles `g`, whose shapes must be concrete and whose layouts must be legal.
-    static std::shared_ptr<const Program> compile(Graph g, const Registry& reg);
+    /// Compiles `g`, whose shapes must be concrete and whose layouts must be legal. With `packs`,
+    /// kernels share their prepacked weights with the other programs compiled with it.
+    static std::shared_ptr<const Program> compile(Graph g, const Registry& reg, PackCache* packs = nullptr);
 
     std::size_t arena_bytes() const noexcept { return arena_bytes_; }
     const optimize::MemoryPlan& plan() const noexcept { return plan_; }

@@ -153,8 +153,7 @@ bool batch_shape(const Ctx& c, const Value& cfg, const std::string& name, Shape&
             if (first && has_batch) {
                 out.push_back(kDynamic);  // the batch is always free in graft
             } else if (d.IsNull()) {
-                throw UnsupportedError(c.file + ": layer '" + name + "': a free (None) dimension other than the batch; "
-                                       "graft needs fixed sizes except for the batch (save the model with a fixed input shape)");
+                out.push_back(kDynamic);  // a free size (a sequence's length, an image's height): fixed per run
             } else if (d.IsInt64() && d.GetInt64() > 0 && d.GetInt64() < (std::int64_t{1} << 31)) {
                 out.push_back(d.GetInt64());
             } else {

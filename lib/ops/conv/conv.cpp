@@ -31,9 +31,10 @@ Span deconv_span(const Operator& op, i64 in, i64 k, i64 stride, i64 dil, const s
     if (padding != "valid" && padding != "same")
         throw UnsupportedError(op.describe() + ": padding '" + padding + "' (expected valid or same)");
     // Every factor at most kMaxElements: the products and sums below stay far inside int64.
-    if (in != kDynamic) checked::in_range(op.describe(), "input size", in, 0);
     checked::in_range(op.describe(), "stride", stride);
     const i64 span = checked::conv_reach(op.describe(), k, dil);
+    if (in == kDynamic) return {kDynamic, 0};  // a free size: the output's is free too, known per run
+    checked::in_range(op.describe(), "input size", in, 0);
     i64 out;
     if (out_pad < 0) {
         out = padding == "valid" ? in * stride + std::max<i64>(span - stride, 0) : in * stride;

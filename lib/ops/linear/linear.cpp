@@ -113,11 +113,12 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     cpu::gemm::BMatrix packed;
     const float* row_packed = nullptr;
     if (w.is_constant()) {
-        const auto& data = static_cast<const ConstantVariable&>(w).data();
+        const auto& cw = static_cast<const ConstantVariable&>(w);
+        const std::string dims = std::to_string(N) + "x" + std::to_string(K);
         if (M == 1) {
-            row_packed = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::gemv_pack(data.data(), N, K, N)));
+            row_packed = b.keep_shared(cw, "gemv_pack " + dims, [&] { return cpu::gemm::gemv_pack(cw.data().data(), N, K, N); });
         } else {
-            packed.data = b.keep(std::make_shared<const std::vector<float>>(cpu::gemm::pack_b(data.data(), N, K, N)));
+            packed.data = b.keep_shared(cw, "pack_b " + dims, [&] { return cpu::gemm::pack_b(cw.data().data(), N, K, N); });
             packed.packed = true;
         }
     }

@@ -109,10 +109,6 @@ std::optional<Order> order_rnn(const Operator&, const std::string& input) {
 
 // ---- native kernels ---------------------------------------------------------------------------
 
-std::shared_ptr<const std::vector<float>> shared(std::vector<float> v) {
-    return std::make_shared<const std::vector<float>>(std::move(v));
-}
-
 /// Constant weights packed once, here, into the GEMM's panel layout (W for the input projection,
 /// R for the step products); the pool comes with each run.
 cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft_rt::RnnParams& p) {
@@ -122,6 +118,10 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     const Variable& rv = *op.input("r");
     const Variable* bv = op.input_or_null("b");
     auto data = [](const Variable& v) { return static_cast<const ConstantVariable&>(v).data().data(); };
+    auto cst = [](const Variable& v) -> const ConstantVariable& { return static_cast<const ConstantVariable&>(v); };
+    // Every block depends on the sizes and the cell only (not on the batch or the length): the
+    // programs of one model share them.
+    const std::string dims = std::to_string(a.gates) + "x" + std::to_string(p.u) + "x" + std::to_string(p.i);
     // The same condition as cpu::lstm's fused cell, which the split steps run.
     const bool default_acts = p.act.kind == graft_rt::Act::tanh && p.rec_act.kind == graft_rt::Act::sigmoid &&
                               !op.input_or_null("peepholes") && p.clip <= 0.f && !p.input_forget;
@@ -137,20 +137,26 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
             return out;
         };
         prep.parts = parts;
-        const auto wo = order(wv, p.i), ro = order(rv, p.u);
-        prep.w_packed = b.keep(shared(cpu::gemm::pack_b(wo.data(), g4, p.i, g4)));
-        prep.r_gemv = b.keep(shared(cpu::gemm::gemv_pack(ro.data(), g4, p.u, g4)));
-        if (bv) prep.b_parts = b.keep(shared(order(*bv, 1)));
+        prep.w_packed = b.keep_shared(cst(wv), "lstm parts pack_b " + dims, [&] {
+            const auto wo = order(wv, p.i);
+            return cpu::gemm::pack_b(wo.data(), g4, p.i, g4);
+        });
+        prep.r_gemv = b.keep_shared(cst(rv), "lstm parts gemv_pack " + dims, [&] {
+            const auto ro = order(rv, p.u);
+            return cpu::gemm::gemv_pack(ro.data(), g4, p.u, g4);
+        });
+        if (bv) prep.b_parts = b.keep_shared(cst(*bv), "lstm parts bias " + dims, [&] { return order(*bv, 1); });
         return prep;
     }
     if (wv.is_constant())
-        prep.w_packed = b.keep(shared(cpu::gemm::pack_b(data(wv), a.gates * p.u, p.i, a.gates * p.u)));
+        prep.w_packed = b.keep_shared(cst(wv), "pack_b " + dims, [&] { return cpu::gemm::pack_b(data(wv), a.gates * p.u, p.i, a.gates * p.u); });
     if (rv.is_constant()) {
         // Panels for products of several rows; the matrix-vector layout when a thread may get a
         // single row (batch 1, or a small batch split over threads).
         const bool split = a.cell == Cell::gru && !a.reset_after;
         auto pack = [&](bool gemv) {
-            return b.keep(shared(cpu::rnn_pack_recurrent(data(rv), p.u, a.gates, split, gemv)));
+            return b.keep_shared(cst(rv), std::string(gemv ? "recurrent gemv " : "recurrent panels ") + (split ? "split " : "") + dims,
+                                 [&] { return cpu::rnn_pack_recurrent(data(rv), p.u, a.gates, split, gemv); });
         };
         if (p.n >= 2) prep.r_packed = pack(false);
         if (p.n <= 8) prep.r_gemv = pack(true);

@@ -17,7 +17,7 @@ using Dims = std::array<i64, kMaxRank>;
 
 ReshapeAttrs ReshapeAttrs::parse(const Operator& op) {
     return {op.attrs().get_order("in_order", op.describe()), op.attrs().get_order("out_order", op.describe()),
-            op.attr<std::vector<i64>>("shape")};
+            op.attr<std::vector<i64>>("shape"), op.attr_or<std::vector<std::string>>("follow", {})};
 }
 
 TransposeAttrs TransposeAttrs::parse(const Operator& op) { return {op.attrs().get_order("order", op.describe())}; }
@@ -156,28 +156,47 @@ namespace {
 
 // ---- Reshape -----------------------------------------------------------------------------------
 
-/// The output shape: `shape` may hold one kDynamic entry (the batch), solved from x's element count.
+/// The output shape: entries that follow an axis of x take its size; of the others, one may be
+/// kDynamic (the batch), solved from x's element count.
 Outputs infer_reshape(const Operator& op) {
     const Variable& x = in(op, "x");
     auto a = ReshapeAttrs::parse(op);
     Shape& shape = a.shape;
     if (!x.order().same_axes(a.in_order)) shape_fail(op, "input " + x.describe() + " does not have the axes of " + a.in_order.str());
     if (shape.size() != a.out_order.ndim()) shape_fail(op, "shape " + shape_str(shape) + " does not fit order " + a.out_order.str());
+    if (!a.follow.empty() && a.follow.size() != shape.size())
+        shape_fail(op, "follow lists " + std::to_string(a.follow.size()) + " entries for a shape of " + std::to_string(shape.size()));
     int dynamic = 0;
-    for (auto d : shape) {
-        if (d == kDynamic) ++dynamic;
-        else if (d < 0) shape_fail(op, "bad target shape " + shape_str(shape));
+    bool follows_free = false;  // an entry follows a free size of x
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+        if (!a.follow.empty() && !a.follow[k].empty()) {
+            // "T": x's axis T; "like:T": axis T of input `like`, read for its shape only
+            const bool of_like = a.follow[k].rfind("like:", 0) == 0;
+            const Variable* src = of_like ? op.input_or_null("like") : &x;
+            if (!src) shape_fail(op, "follow names " + a.follow[k] + " but the op has no input 'like'");
+            const Axis axis(of_like ? a.follow[k].substr(5) : a.follow[k]);
+            if (!src->order().has(axis)) shape_fail(op, "follow names axis " + axis.name() + ", which " + src->describe() + " lacks");
+            shape[k] = src->size(axis);
+            follows_free = follows_free || shape[k] == kDynamic;
+        } else if (shape[k] == kDynamic) {
+            ++dynamic;
+        } else if (shape[k] < 0) {
+            shape_fail(op, "bad target shape " + shape_str(shape));
+        }
     }
     const i64 known = checked::static_elements(op.describe(), "target shape", shape);
     if (dynamic > 1) shape_fail(op, "target shape " + shape_str(shape) + " has more than one free dimension");
     const i64 total = x.numel();
     if (total == kDynamic) {
-        if (!dynamic) shape_fail(op, "a dynamic input " + x.describe() + " needs a free dimension in the target shape");
+        if (!dynamic && !follows_free)
+            shape_fail(op, "a dynamic input " + x.describe() + " needs a free dimension in the target shape");
         // The free dimension follows the batch: it may absorb dimensions, (N, T, C) -> (N*T, C),
         // give some back (TimeDistributed), or both ([4N, 7, 8] -> [7N, 32] when attention folds
         // the batch into its heads). Whether the counts divide is known once the batch size is,
         // when the graph is compiled for it.
         if (known == 0) shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
+    } else if (follows_free) {
+        shape_fail(op, "input " + x.describe() + " has fixed sizes, yet a followed size is free");
     } else if (dynamic) {
         if (known == 0 || total % known != 0)
             shape_fail(op, "cannot reshape " + x.describe() + " to " + shape_str(shape) + ": element counts differ");
@@ -368,8 +387,9 @@ void register_shape(Registry& r) {
     OpDef(kTranspose, {"x"}, infer_transpose, "y = x laid out in order `order` (same axes)")
         .is_noop([](const Operator& op) { return in(op, "x").order() == TransposeAttrs::parse(op).order; })
         .add(r, build_transpose, emit_transpose);
-    OpDef(kReshape, {"x"}, infer_reshape,
-          "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension)")
+    OpDef(kReshape, {"x", "like?"}, infer_reshape,
+          "x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one free dimension; "
+          "entries named in `follow` take the size of an axis of x or, as like:AXIS, of input `like`)")
         .x_order([](const Operator& op) { return ReshapeAttrs::parse(op).in_order; })
         .alias()
         .is_noop(reshape_is_noop)

@@ -5,17 +5,21 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graft/ir/operator.hpp"
 
 namespace graft::ops {
 
-/// Reshape: x's elements, read in order `in_order`, viewed as `out_order` with `shape` (one
-/// entry may be kDynamic, solved from x's element count).
+/// Reshape: x's elements, read in order `in_order`, viewed as `out_order` with `shape`. Entry k
+/// of `follow` (optional: "", an axis of x, or like:AXIS, an axis of the optional input `like`,
+/// which is read for its shape only) makes shape[k] that axis' size, whatever it is (a free
+/// size, fixed per run); of the other entries one may be kDynamic, solved from x's element count.
 struct ReshapeAttrs {
     Order in_order, out_order;
     Shape shape;
+    std::vector<std::string> follow;  ///< empty, or one entry per dimension of `shape`
     static ReshapeAttrs parse(const Operator& op);
 };
 

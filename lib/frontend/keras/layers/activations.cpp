@@ -61,14 +61,25 @@ void softmax(LayerContext& ctx) {
     merged.push_back(K);
     Shape ms, gs;
     std::int64_t k = 1;
-    for (const auto& a : red) k *= x.var->size(a);
-    for (const auto& a : rest) ms.push_back(x.var->size(a));
+    for (const auto& a : red) {
+        if (x.var->size(a) == kDynamic)
+            ctx.fail_unsupported("a softmax over several axes, one of which (" + a.name() + ") has a free size in input " +
+                                 x.var->describe() + ": give the model a fixed input shape");
+        k *= x.var->size(a);
+    }
+    // The other axes keep the input's sizes, free ones included.
+    std::vector<std::string> follow_rest;
+    for (const auto& a : rest) ms.push_back(x.var->size(a)), follow_rest.push_back(a.name());
     ms.push_back(k);
     for (const auto& a : grouped) gs.push_back(x.var->size(a));
+    std::vector<std::string> follow_ms = follow_rest, follow_gs = follow_rest;
+    follow_ms.push_back("");
+    follow_gs.resize(grouped.size());
     Attributes r1;
     r1.set("in_order", Order(grouped));
     r1.set("out_order", Order(merged));
     r1.set("shape", ms);
+    r1.set("follow", follow_ms);
     Variable* v = ctx.op(ops::kReshape, {{"x", x.var}}, std::move(r1), "merge_axes")->output("y");
     Attributes sa;
     sa.set("axis", K);
@@ -77,6 +88,7 @@ void softmax(LayerContext& ctx) {
     r2.set("in_order", Order(merged));
     r2.set("out_order", Order(grouped));
     r2.set("shape", gs);
+    r2.set("follow", follow_gs);
     set_output(ctx, ctx.op(ops::kReshape, {{"x", v}}, std::move(r2), "split_axes")->output("y"), x.logical);
 }
 

@@ -48,6 +48,10 @@ void conv_lstm(LayerContext& ctx, std::size_t nd) {
     const Value x = ctx.relabel(ctx.input(0), logical_in);
     const i64 cin = x.var->size(Axis::C), t = x.var->size(Axis::T);
     if (cin == kDynamic) ctx.fail_shape("the input's channels have no fixed size");
+    for (const Axis& a : logical_in.axes())
+        if (a != Axis::N && x.var->size(a) == kDynamic)
+            ctx.fail_unsupported("input " + x.var->describe() + " has a free size along " + a.name() +
+                                 " (a model input saved with None there); graft runs ConvLSTM layers on fixed sizes");
     checked::product(ctx.where(), "kernel", {kernel[0], nd == 2 ? kernel[1] : 1, cin, 4, filters});
     checked::product(ctx.where(), "recurrent kernel", {kernel[0], nd == 2 ? kernel[1] : 1, filters, 4, filters});
     Variable* x5 = x.var;

@@ -119,7 +119,12 @@ void flatten(LayerContext& ctx) {
         in = Order(axes);
     }
     std::int64_t n = 1;
-    for (std::size_t i = 1; i < in.ndim(); ++i) n *= x.var->size(in[i]);
+    for (std::size_t i = 1; i < in.ndim(); ++i) {
+        if (x.var->size(in[i]) == kDynamic)
+            ctx.fail_unsupported("flattening input " + x.var->describe() + ", whose size along " + in[i].name() +
+                                 " is free (a model input saved with None there): give the model a fixed input shape");
+        n *= x.var->size(in[i]);
+    }
     ctx.set_outputs({reshape(ctx, x, in, {kDynamic, n})});
 }
 
@@ -128,7 +133,12 @@ void reshape_layer(LayerContext& ctx) {
     const Value& x = ctx.input(0);
     auto target = ctx.config().get_ints("target_shape");
     std::int64_t have = 1, known = 1;
-    for (std::size_t i = 1; i < x.logical.ndim(); ++i) have *= x.var->size(x.logical[i]);
+    for (std::size_t i = 1; i < x.logical.ndim(); ++i) {
+        if (x.var->size(x.logical[i]) == kDynamic)
+            ctx.fail_unsupported("reshaping input " + x.var->describe() + ", whose size along " + x.logical[i].name() +
+                                 " is free (a model input saved with None there): give the model a fixed input shape");
+        have *= x.var->size(x.logical[i]);
+    }
     int free = 0;
     for (auto d : target) {
         if (d == -1 || d == kDynamic) ++free;

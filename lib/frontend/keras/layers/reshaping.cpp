@@ -22,7 +22,7 @@ void pad_or_crop(LayerContext& ctx, std::size_t nd, bool crop) {
     }
     if (crop)
         for (std::size_t i = 0; i < nd; ++i)
-            if (p[i].first + p[i].second >= x.var->size(spatial::axes(nd)[i]))
+            if (x.var->size(spatial::axes(nd)[i]) != kDynamic && p[i].first + p[i].second >= x.var->size(spatial::axes(nd)[i]))
                 ctx.fail_shape("cropping " + std::to_string(p[i].first) + "+" + std::to_string(p[i].second) + " leaves nothing of " +
                                x.var->describe());
     Attributes a;

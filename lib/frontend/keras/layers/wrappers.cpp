@@ -13,6 +13,8 @@
 // Both call the wrapped layer's own converter handler with a KerasLayerContext of its own (the
 // converter's, layer_context.hpp): the wrapped layer's config, the wrapper's weights (they live in
 // the wrapper's group), and inputs made by the wrapper.
+#include <algorithm>
+
 #include "frontend/keras/json_config.hpp"
 #include "frontend/keras/layer_context.hpp"
 #include "frontend/keras/layers/layers.hpp"
@@ -68,13 +70,19 @@ std::vector<WeightArray> weights_range(const LayerContext& ctx, std::size_t from
     return w;
 }
 
-Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string& suffix) {
+/// x viewed as `shape`; entries named in `follow` take the size of that axis of x or, as
+/// like:AXIS, of `like` (TimeDistributed's free sizes).
+Value reshape(LayerContext& ctx, const Value& x, Shape shape, const std::string& suffix, std::vector<std::string> follow = {},
+              Variable* like = nullptr) {
     Attributes a;
     a.set("in_order", x.logical);
     Order out = positional_order(shape.size());
     a.set("out_order", out);
     a.set("shape", std::move(shape));
-    return Value{ctx.op(ops::kReshape, {{"x", x.var}}, std::move(a), suffix)->output("y"), out};
+    NamedVars ins{{"x", x.var}};
+    if (std::any_of(follow.begin(), follow.end(), [](const std::string& f) { return !f.empty(); })) a.set("follow", std::move(follow));
+    if (like) ins.emplace_back("like", like);
+    return Value{ctx.op(ops::kReshape, std::move(ins), std::move(a), suffix)->output("y"), out};
 }
 
 // ---- Bidirectional -------------------------------------------------------------------------
@@ -177,11 +185,15 @@ void time_distributed(LayerContext& ctx) {
     if (rank < 3) ctx.fail_shape("input " + x.var->describe() + " has no time axis (rank " + std::to_string(rank) + ", expected >= 3)");
     const Shape dims = x.var->shape_in(x.logical);
     const std::int64_t steps = dims[1];
-    if (steps == kDynamic) ctx.fail_unsupported("a free number of timesteps");
-    // (N, T, d...) -> (N*T, d...): the batch absorbs the time axis.
+    // (N, T, d...) -> (N*T, d...): the batch absorbs the time axis; free sizes among d... stay
+    // the input's.
     Shape merged{kDynamic};
-    merged.insert(merged.end(), dims.begin() + 2, dims.end());
-    const Value xs = reshape(ctx, x, merged, "merge_time");
+    std::vector<std::string> merged_follow{""};
+    for (std::size_t k = 2; k < dims.size(); ++k) {
+        merged.push_back(dims[k]);
+        merged_follow.push_back(dims[k] == kDynamic ? x.logical[k].name() : "");
+    }
+    const Value xs = reshape(ctx, x, merged, "merge_time", merged_follow);
     if (x.mask) {
         // Keras would call a mask-taking inner layer with the mask flattened to (batch*time,).
         for (const char* cls : {"SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed", "ConvLSTM1D", "ConvLSTM2D",
@@ -199,8 +211,13 @@ void time_distributed(LayerContext& ctx) {
                                  "graft propagates masks over (batch, time) only");
         Shape s = y.var->shape_in(y.logical);
         Shape split{kDynamic, steps};
-        split.insert(split.end(), s.begin() + 1, s.end());
-        Value out = reshape(ctx, y, split, "split_time");
+        std::vector<std::string> split_follow{"", steps == kDynamic ? "like:" + x.logical[1].name() : ""};
+        for (std::size_t k = 1; k < s.size(); ++k) {
+            split.push_back(s[k]);
+            split_follow.push_back(s[k] == kDynamic ? y.logical[k].name() : "");
+        }
+        // A free number of steps is the input's: the view reads it from x.
+        Value out = reshape(ctx, y, split, "split_time", split_follow, steps == kDynamic ? x.var : nullptr);
         out.mask = x.mask;  // the inner layer computes none: Keras passes the input mask on
         outs.push_back(out);
     }
