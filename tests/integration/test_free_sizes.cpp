@@ -128,6 +128,26 @@ TEST_CASE("free sizes: a descriptor keeps them and runs every size like the .h5"
         CHECK(back.input_shape(0) == h5.input_shape(0));
         for (const char* prefix : {"", "run1_", "run2_"}) check_fixture_run(back, name, prefix);
     }
+    // Two inputs, each with its own free sizes (numpy references): every run through the descriptor.
+    for (const char* name : {"free_attention", "free_conv_lstm"}) {
+        INFO(name);
+        const auto h5 = graft::load(fixture(std::string(name) + "/model.h5").string());
+        graft::descriptor::write(h5.graph(), h5.registry(), (tmp / name).string());
+        const auto back = graft::load((tmp / name).string());
+        const auto man = graft_test::read_manifest(fixture(name));
+        std::vector<const rapidjson::Value*> runs{&man};
+        for (const auto& r : man["more_runs"].GetArray()) runs.push_back(&r);
+        for (const rapidjson::Value* run : runs) {
+            std::map<std::string, Tensor> in;
+            for (const auto& i : (*run)["inputs"].GetArray()) in[i["name"].GetString()] = load_npy(fixture(name) / i["file"].GetString());
+            const auto got = back.run(in);
+            for (const auto& o : (*run)["outputs"].GetArray()) {
+                const auto c = graft_test::compare(got.at(o["name"].GetString()), load_npy(fixture(name) / o["file"].GetString()), 1e-5, 1e-5);
+                INFO(o["file"].GetString() << ": max abs error " << c.max_abs_err);
+                CHECK(c.ok());
+            }
+        }
+    }
 }
 
 TEST_CASE("free sizes: generated C++ needs them fixed and says how", "[free_sizes][cpp][errors]") {

@@ -228,7 +228,9 @@ TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, match
             TestBuilder b;
             std::vector<float> y(d.res.size(), std::nanf(""));
             const kern::ActParams act{kern::Act::relu};
-            auto k = gg::make_conv2d_kernel(b, p, d.w, at(d.x), at(d.bias), at(d.res), at(y), act);
+            const graft::ConstantVariable w("w", graft::OrderHWCN, {p.kh, p.kw, p.cin, p.cout},
+                                            std::make_shared<const std::vector<float>>(d.w));
+            auto k = gg::make_conv2d_kernel(b, p, w, at(d.x), at(d.bias), at(d.res), at(y), act);
             // Winograd asks for scratch (one region per thread); the implicit GEMM needs none.
             CHECK((b.workspace_floats > 0) == on);
             std::vector<float> arena(std::max<std::size_t>(b.workspace_floats, 1), std::nanf(""));

@@ -19,7 +19,9 @@ using native::Kernel;
 using native::RunContext;
 using native::Slot;
 
-std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const std::vector<float>& w,
+/// `w`: the constant kernel (HWIO); its transformed or packed form is shared by the programs of a
+/// model (BuildContext::keep_shared).
+std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const ConstantVariable& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const ActParams& act);
 

@@ -194,7 +194,7 @@ std::unique_ptr<native::Kernel> build_conv2d(native::BuildContext& b) {
     const auto bias = optional_in(b, "b"), res = optional_in(b, "r");
     const Variable& wv = in(op, "w");
     if (wv.is_constant())
-        return cpu::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv).data(), x, bias, res, y,
+        return cpu::gemm::make_conv2d_kernel(b, p, static_cast<const ConstantVariable&>(wv), x, bias, res, y,
                                              act);
     const graft_rt::Conv3DParams p3 = graft_rt::as_3d(p);
     const i64 count = p.n * p.oh * p.ow * p.cout;

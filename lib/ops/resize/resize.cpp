@@ -42,6 +42,11 @@ graft_rt::ResizeAxis& resized(const Operator& op, ResizePlan& p, const Axis& a, 
     if (!x.order().has(a)) shape_fail(op, "input " + x.describe() + " has no axis " + a.name());
     if (a == Axis::N) throw UnsupportedError(op.describe() + ": resizing the batch axis N");
     auto& e = p.axes[x.order().index(a)];
+    if (out == kDynamic && e.in == kDynamic) {  // a free length: the output's is free too, known per run
+        e.out = out;
+        e.resized = true;
+        return e;
+    }
     if (out < 1) shape_fail(op, "output length " + std::to_string(out) + " along " + a.name() + " (expected at least 1)");
     if (e.in >= kMaxLength || out >= kMaxLength)
         throw UnsupportedError(op.describe() + ": resizing " + std::to_string(e.in) + " entries to " + std::to_string(out) +
@@ -62,6 +67,7 @@ i64 length(const Operator& op, const Axis& a) {
 /// is beyond kMaxElements).
 i64 factor_times(const Operator& op, const Axis& a, i64 factor) {
     checked::in_range(op.describe(), "factor along " + a.name(), factor);
+    if (length(op, a) == kDynamic) return kDynamic;  // a free length stays free
     return checked::product(op.describe(), "length along " + a.name() + " times factor", {length(op, a), factor});
 }
 

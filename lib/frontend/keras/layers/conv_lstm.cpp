@@ -19,11 +19,15 @@ const Order kOrderNTCHW{Axis::N, Axis::T, Axis::C, Axis::H, Axis::W};
 const Order kOrderNTWC{Axis::N, Axis::T, Axis::W, Axis::C};
 const Order kOrderNTCW{Axis::N, Axis::T, Axis::C, Axis::W};
 
-Variable* reshape(LayerContext& ctx, Variable* x, const Order& in, const Order& out, Shape shape, const char* suffix) {
+/// x viewed as `shape` (the batch solved); entries named in `follow` keep x's size on that axis,
+/// free or not.
+Variable* reshape(LayerContext& ctx, Variable* x, const Order& in, const Order& out, Shape shape, std::vector<std::string> follow,
+                  const char* suffix) {
     Attributes a;
     a.set("in_order", in);
     a.set("out_order", out);
     a.set("shape", std::move(shape));
+    a.set("follow", std::move(follow));
     return ctx.op(ops::kReshape, {{"x", x}}, std::move(a), suffix)->output("y");
 }
 
@@ -48,14 +52,11 @@ void conv_lstm(LayerContext& ctx, std::size_t nd) {
     const Value x = ctx.relabel(ctx.input(0), logical_in);
     const i64 cin = x.var->size(Axis::C), t = x.var->size(Axis::T);
     if (cin == kDynamic) ctx.fail_shape("the input's channels have no fixed size");
-    for (const Axis& a : logical_in.axes())
-        if (a != Axis::N && x.var->size(a) == kDynamic)
-            ctx.fail_unsupported("input " + x.var->describe() + " has a free size along " + a.name() +
-                                 " (a model input saved with None there); graft runs ConvLSTM layers on fixed sizes");
     checked::product(ctx.where(), "kernel", {kernel[0], nd == 2 ? kernel[1] : 1, cin, 4, filters});
     checked::product(ctx.where(), "recurrent kernel", {kernel[0], nd == 2 ? kernel[1] : 1, filters, 4, filters});
     Variable* x5 = x.var;
-    if (nd == 1) x5 = reshape(ctx, x.var, kOrderNTWC, kOrderNTHWC, {kDynamic, t, 1, x.var->size(Axis::W), cin}, "as_2d");
+    if (nd == 1)
+        x5 = reshape(ctx, x.var, kOrderNTWC, kOrderNTHWC, {kDynamic, t, 1, x.var->size(Axis::W), cin}, {"", "T", "", "W", ""}, "as_2d");
 
     ctx.expect_weights(use_bias ? 3 : 2);
     // Keras' (k..., c, 4 f) kernels; 1-D gains a unit kernel height (same data).
@@ -97,7 +98,7 @@ void conv_lstm(LayerContext& ctx, std::size_t nd) {
     Variable* y = op->output("y");
     if (sequences) {
         if (nd == 1)
-            y = reshape(ctx, y, kOrderNTHWC, kOrderNTWC, {kDynamic, t, y->size(Axis::W), filters}, "as_1d");
+            y = reshape(ctx, y, kOrderNTHWC, kOrderNTWC, {kDynamic, t, y->size(Axis::W), filters}, {"", "T", "W", ""}, "as_1d");
         outs.push_back({y, nd == 2 ? (cf ? kOrderNTCHW : kOrderNTHWC) : (cf ? kOrderNTCW : kOrderNTWC)});
     } else {
         outs.push_back(state_value(y));

@@ -2,6 +2,7 @@
 // spatial data, 1-D data as 2-D (NTC memory is NHWC with H = 1), nested-pair configs.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,7 @@ inline Variable* to_2d(LayerContext& ctx, Variable* x) {
     a.set("in_order", OrderNTC);
     a.set("out_order", OrderNHWC);
     a.set("shape", Shape{kDynamic, 1, x->size(Axis::T), x->size(Axis::C)});
+    a.set("follow", std::vector<std::string>{"", "", "T", ""});  // the length, free or not
     return ctx.op(ops::kReshape, {{"x", x}}, std::move(a), "as_2d")->output("y");
 }
 
@@ -44,6 +46,7 @@ inline Variable* from_2d(LayerContext& ctx, Variable* y) {
     a.set("in_order", OrderNHWC);
     a.set("out_order", OrderNTC);
     a.set("shape", Shape{kDynamic, y->size(Axis::W), y->size(Axis::C)});
+    a.set("follow", std::vector<std::string>{"", "W", ""});
     return ctx.op(ops::kReshape, {{"x", y}}, std::move(a), "as_1d")->output("y");
 }
 
