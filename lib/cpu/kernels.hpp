@@ -12,6 +12,7 @@
 
 #include "graft_rt/act.hpp"
 #include "graft_rt/conv.hpp"
+#include "graft_rt/depthwise.hpp"
 #include "graft_rt/pool.hpp"
 #include "graft_rt/recurrent.hpp"
 
@@ -98,13 +99,19 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
          const RnnPrepared& prep = {});
 
 // ---- convolutions (conv.cpp). All channels-last; padding explicit (leading pad; the rest follows
-// from the output size); out-of-range taps read zero. Depthwise and transposed convolutions run
-// graft_rt's kernels.
+// from the output size); out-of-range taps read zero. Transposed convolutions run graft_rt's
+// kernels; depthwise ones depthwise.cpp's.
 
 /// Convolution over NDHWC with the Keras kernel w [KD,KH,KW,Cin,Cout] as it is (not packed): the
 /// loop of graft_rt::conv_rows, every tap a product on the GEMM. 1-D and 2-D: graft_rt::as_3d.
 void conv3d_ndhwc_unpacked(const float* x, const float* w, const float* bias, float* y,
                            const Conv3DParams& p, const ActParams& a);
+
+/// Depthwise convolution over NHWC (graft_rt::depthwise2d_nhwc's contract: w [kh][kw][cin*mult],
+/// bias or null), then the activation, the output rows split over `pool`; vectorized for
+/// multiplier 1 (depthwise.cpp), graft_rt's reference kernel otherwise.
+void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* y, const graft_rt::DepthwiseParams& p,
+                      const ActParams& act, ThreadPool* pool = nullptr);
 
 
 /// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].

@@ -1,4 +1,4 @@
-// Vectorized tanh / sigmoid and the recurrent cells built on them (see vmath.hpp): one text
+// Vectorized tanh / sigmoid / GELU and the recurrent cells built on them (see vmath.hpp): one text
 // (vmath_impl.inc) compiled for AVX-512, AVX2+FMA and portable 4-float GCC vectors.
 #include "cpu/vmath.hpp"
 
@@ -11,6 +11,7 @@ namespace {
 struct Table {
     void (*tanh)(const float*, float*, std::int64_t);
     void (*sigmoid)(const float*, float*, std::int64_t);
+    void (*gelu)(const float*, float*, std::int64_t);
     void (*lstm_cell)(const float*, float*, float*, std::int64_t);
     void (*gru_blend)(const float*, const float*, float*, std::int64_t);
 };
@@ -91,6 +92,9 @@ void tanh(const float* x, float* y, std::int64_t n) {
 }
 void sigmoid(const float* x, float* y, std::int64_t n) {
     if (n > 0) table().sigmoid(x, y, n);
+}
+void gelu(const float* x, float* y, std::int64_t n) {
+    if (n > 0) table().gelu(x, y, n);
 }
 void lstm_cell(const float* z, float* c, float* h, std::int64_t u) {
     if (u > 0) table().lstm_cell(z, c, h, u);

@@ -16,6 +16,10 @@ namespace graft::cpu::vmath {
 
 void tanh(const float* x, float* y, std::int64_t n);
 void sigmoid(const float* x, float* y, std::int64_t n);
+/// GELU (exact form, x erfc(-x / sqrt 2) / 2) with erfc from Abramowitz & Stegun 7.1.26 and
+/// exp as sigmoid's: absolute error <= 7.5e-8 |x| + a few ulp (no relative accuracy in the
+/// far negative tail, where GELU is below 1e-6 |x|). NaN propagates.
+void gelu(const float* x, float* y, std::int64_t n);
 
 /// One row of an LSTM step with the Keras default activations (recurrent sigmoid, tanh):
 /// z = [i | f | g | o] pre-activations (4u floats, read only); c (u) is updated in place to

@@ -113,6 +113,34 @@ TEST_CASE("vmath: tanh and sigmoid within a few ulp of double over the whole ran
     }
 }
 
+TEST_CASE("vmath: GELU within 7.5e-8 |x| of double precision's x erfc(-x / sqrt 2) / 2", "[kernels][activation]") {
+    IsaGuard guard;
+    std::vector<float> x;
+    for (double v = -14; v <= 14; v += 1.0 / 1024) x.push_back(static_cast<float>(v));
+    for (float v : {0.f, -0.f, 1e-30f, -1e-30f, 3e4f, -3e4f}) x.push_back(v);
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    const i64 n = static_cast<i64>(x.size());
+    for (gg::Isa isa : isas()) {
+        REQUIRE(gg::set_isa(isa));
+        INFO("isa " << gg::isa_name(isa));
+        std::vector<float> y(x.size() + 1, -7.f);
+        vm::gelu(x.data(), y.data(), n);
+        double worst = 0;  // the error over the bound's x-proportional part
+        for (i64 i = 0; i + 1 < n; ++i) {
+            const double v = x[i], want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+            const double err = std::fabs(y[i] - want);
+            // A&S 7.1.26's 1.5e-7 in erfc, halved, times |x|; plus the rounding of the result.
+            const double bound = 7.5e-8 * std::fabs(v) + 4 * std::numeric_limits<float>::epsilon() * std::fabs(want) + 1e-30;
+            INFO("x = " << v << ": got " << y[i] << ", want " << want);
+            CHECK(err <= bound);
+            worst = std::max(worst, err / std::max(std::fabs(v), 1e-30));
+        }
+        CHECK(std::isnan(y[n - 1]));
+        CHECK(y[n] == -7.f);  // nothing written past n
+        WARN("gelu " << gg::isa_name(isa) << ": max |error| / |x| = " << worst);
+    }
+}
+
 TEST_CASE("vmath: NaN propagates, tails and in-place calls", "[kernels][activation]") {
     IsaGuard guard;
     for (gg::Isa isa : isas()) {

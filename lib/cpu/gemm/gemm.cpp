@@ -73,7 +73,8 @@ struct Job {
     float* c;
     i64 ldc;
     Epilogue e;
-    bool relu, other_act;
+    bool relu, clamp, other_act;
+    float lo, hi;  // the clamp's bounds
 };
 
 /// Row pointers of one tile for one k block: ptr[s * kMaxRows + r].
@@ -180,6 +181,8 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                     g.res = j.e.residual ? j.e.residual + m * j.e.ldr + p * kPanel : nullptr;
                     g.ldr = j.e.ldr;
                     g.relu = j.relu;
+                    g.clamp = j.clamp;
+                    g.lo = j.lo, g.hi = j.hi;
                     ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
                     if (last && j.other_act)
                         for (int r = 0; r < rows; ++r) activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);
@@ -209,10 +212,23 @@ void run_job(const Job& j, ThreadPool* pool) {
     }
 }
 
+/// Which activations the micro-kernels apply themselves (relu, clip, relu with a max_value:
+/// comparisons only, exact); any other runs on each finished tile.
 void set_act(Job& j) {
     const ActParams* a = j.e.act;
-    j.relu = a && a->kind == Act::relu;
-    j.other_act = a && a->kind != Act::relu && a->kind != Act::linear;
+    j.relu = j.clamp = j.other_act = false;
+    j.lo = -__builtin_huge_valf(), j.hi = __builtin_huge_valf();
+    if (!a || a->kind == Act::linear) return;
+    if (a->kind == Act::relu) {
+        j.relu = true;
+    } else if (a->kind == Act::clip) {
+        j.clamp = true, j.lo = a->alpha, j.hi = a->max_value;
+    } else if (a->kind == Act::relu_general && a->alpha == 0.f && a->threshold == 0.f) {
+        j.relu = true;
+        if (a->max_value >= 0.f) j.clamp = true, j.lo = 0.f, j.hi = a->max_value;
+    } else {
+        j.other_act = true;
+    }
 }
 
 }  // namespace

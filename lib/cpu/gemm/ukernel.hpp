@@ -25,10 +25,12 @@ struct UkArgs {
     int cols;               // valid columns (<= 16 * P); the kernel's row count is exact
     bool load_c;            // start from C, else from bias (or zero)
     const float* bias;      // when !load_c: >= cols entries, or null
-    bool last;              // last k block: add the residual, apply relu
+    bool last;              // last k block: add the residual, apply relu, then the clamp
     const float* res;       // residual rows (stride ldr), or null
     std::int64_t ldr;
-    bool relu;
+    bool relu;              // max(x, 0) (NaN becomes 0)
+    bool clamp;             // then min(hi, max(lo, x)) (NaN stays): clip, ReLU6
+    float lo, hi;
 };
 
 using Uk = void (*)(const UkArgs&);

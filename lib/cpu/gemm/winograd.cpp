@@ -229,6 +229,8 @@ void Winograd::run_block(const Block& b, const float* x, float* y, const Epilogu
                         g.res = nullptr;
                         g.ldr = 0;
                         g.relu = false;
+                        g.clamp = false;
+                        g.lo = g.hi = 0.f;
                         ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
                         pi += P;
                         if (next && pf < next_len) {

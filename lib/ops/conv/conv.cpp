@@ -219,7 +219,7 @@ std::unique_ptr<native::Kernel> build_other(native::BuildContext& b) {
     if (a.kind == Kind::depthwise) {
         const graft_rt::DepthwiseParams p = a.depthwise(op);
         return native::make_kernel([=](const native::RunContext& c) {
-            graft_rt::depthwise2d_nhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, cpu::ActivateRows{act});
+            cpu::depthwise2d_nhwc(c.at(x), c.at(w), at_or_null(c, bias), c.at(y), p, act, c.pool);
         });
     }
     const graft_rt::Conv3DParams p = a.geometry(op);
@@ -313,15 +313,16 @@ void add(Registry& r, const char* type, const char* doc) {
     const bool conv2d = proto.kind == Kind::conv && proto.rank < 3;  // Conv1D / Conv2D: the 2-D kernels
     std::vector<std::string> inputs{"x", "w", "b?"};
     if (conv2d) inputs.push_back("r?");
-    // Conv1D and Conv2D: a following Activation folds into them (fuse_activation), and so does a
-    // BatchNormalization (fold_batchnorm: y = x . w + b with w's last axis the output channel).
+    // A following Activation folds into every convolution (fuse_activation: each kernel applies
+    // its `activation` to the rows it writes); a BatchNormalization into Conv1D and Conv2D
+    // (fold_batchnorm: y = x . w + b with w's last axis the output channel).
     OpDef(type, std::move(inputs), infer_conv, doc)
         .required_order([proto](const Operator&, const std::string& input) -> std::optional<Order> {
             if (input == "x" || input == "r") return proto.x_order();
             if (input == "w") return proto.w_order();
             return OrderC;
         })
-        .activation_epilogue(conv2d)
+        .activation_epilogue(true)
         .folds_channel_scale(conv2d)
         .add(r, conv2d ? build_conv2d : build_other, conv2d ? emit_conv2d : emit_other);
 }

@@ -112,11 +112,23 @@ inline const char* act_name(Act kind) {
     return nullptr;
 }
 
+// Element i of y depends on element i of x only, also when x and y are the same memory (in
+// place): the loops below tell GCC so, or it would check for overlap at run time and take its
+// scalar loop for every in-place activation. (Clang's counterpart, vectorize(assume_safety),
+// warns wherever a loop cannot be vectorized, as those calling libm cannot: not used.)
+#if defined(__GNUC__) && !defined(__clang__)
+#define GRAFT_RT_ELEMENTWISE_LOOP _Pragma("GCC ivdep")
+#else
+#define GRAFT_RT_ELEMENTWISE_LOOP
+#endif
+
 /// y[i] = act(x[i]) for i < n; x and y may be the same memory.
-inline void activation(const float* x, float* y, i64 n, const ActParams& a) {
+inline void activation(const float* x, float* y, i64 n, const ActParams& params) {
+    const ActParams a = params;  // a local copy: the loops need not reload it after every store to y
     switch (a.kind) {
 #define GRAFT_RT_ACT_CASE(kind, value)  \
     case Act::kind:                           \
+        GRAFT_RT_ELEMENTWISE_LOOP             \
         for (i64 i = 0; i < n; ++i) {         \
             const float v = x[i];             \
             y[i] = value;                     \

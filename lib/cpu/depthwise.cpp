@@ -1,0 +1,80 @@
+// Depthwise convolution (NHWC, depth multiplier 1), the native kernel of DepthwiseConv2D and of
+// ONNX's Conv with one group per channel: vectors of channels accumulate all taps in registers
+// (depthwise_impl.inc, compiled for AVX-512, AVX2+FMA and portable GCC vectors, chosen by
+// active_isa()), the activation runs on each finished row, and a pool splits the output rows.
+// graft_rt::depthwise2d_nhwc stays the reference (and the kernel for other multipliers).
+#include <algorithm>
+
+#include "cpu/gemm/gemm.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/simd.hpp"
+#include "cpu/threadpool.hpp"
+
+namespace graft::cpu {
+namespace {
+
+using i64 = std::int64_t;
+using graft_rt::DepthwiseParams;
+
+struct DwArgs {
+    const DepthwiseParams* p;
+    const float* x;
+    const float* w;     // [kh][kw][C]
+    const float* bias;  // [C] or null
+    float* y;
+    const ActParams* act;
+};
+
+void finish_row(const DwArgs& g, float* row, i64 n) {
+    if (g.act->kind != Act::linear) activate(row, row, n, *g.act);
+}
+
+namespace dw_generic {
+using V = simd::Vec4;
+#include "cpu/depthwise_impl.inc"
+}  // namespace dw_generic
+
+#ifdef GRAFT_SIMD_X86
+GRAFT_SIMD_AVX2_BEGIN
+namespace dw_avx2 {
+using V = simd::Avx2;
+#include "cpu/depthwise_impl.inc"
+}  // namespace dw_avx2
+GRAFT_SIMD_AVX2_END
+
+GRAFT_SIMD_AVX512_BEGIN
+namespace dw_avx512 {
+using V = simd::Avx512;
+#include "cpu/depthwise_impl.inc"
+}  // namespace dw_avx512
+GRAFT_SIMD_AVX512_END
+#endif
+
+using Rows = void (*)(const DwArgs&, i64, i64);
+
+Rows rows_kernel() { return GRAFT_SIMD_SELECT(gemm::active_isa(), &dw_generic::dw_rows, &dw_avx2::dw_rows, &dw_avx512::dw_rows); }
+
+constexpr i64 kRowsMinWork = 1 << 14;  // multiply-adds per task, at least
+
+}  // namespace
+
+void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* y, const graft_rt::DepthwiseParams& p,
+                      const ActParams& act, ThreadPool* pool) {
+    if (p.mult != 1) {
+        graft_rt::depthwise2d_nhwc(x, w, bias, y, p, ActivateRows{act});
+        return;
+    }
+    const DwArgs g{&p, x, w, bias, y, &act};
+    const Rows run = rows_kernel();
+    const i64 rows = p.n * p.oh;
+    const i64 per_row = std::max<i64>(1, p.ow * p.cin * p.kh * p.kw);
+    const int T = pool_size(pool);
+    const i64 tasks = std::min<i64>(rows, std::min<i64>(T, std::max<i64>(1, rows * per_row / kRowsMinWork)));
+    if (tasks <= 1) {
+        run(g, 0, rows);
+        return;
+    }
+    parallel_for(pool, tasks, [&](i64 t) { run(g, t * rows / tasks, (t + 1) * rows / tasks); });
+}
+
+}  // namespace graft::cpu
