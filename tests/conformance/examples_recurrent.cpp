@@ -28,7 +28,7 @@ namespace conformance {
 
 namespace {
 
-double activation(const std::string& f, double v) {
+double gate_activation(const std::string& f, double v) {
     if (f == "tanh") return std::tanh(v);
     if (f == "sigmoid") return 1 / (1 + std::exp(-v));
     if (f == "hard_sigmoid") return std::clamp(0.2 * v + 0.5, 0.0, 1.0);  // Keras 2
@@ -115,21 +115,21 @@ Example rnn(const Rnn& r, unsigned seed) {
                     auto pre = [&](std::size_t g) { return xw[g * U + j] + hr[g * U + j]; };
                     auto peep = [&](std::size_t g) { return P ? static_cast<double>(P->data[g * U + j]) : 0.0; };
                     if (r.type == "SimpleRNN") {
-                        hn[j] = activation(r.act, clip(pre(0)));
+                        hn[j] = gate_activation(r.act, clip(pre(0)));
                     } else if (r.type == "LSTM") {
-                        const double ig = activation(r.rec, clip(pre(0) + peep(0) * c[j]));
-                        const double fg = r.input_forget ? 1 - ig : activation(r.rec, clip(pre(1) + peep(1) * c[j]));
-                        const double gg = activation(r.act, clip(pre(2)));
+                        const double ig = gate_activation(r.rec, clip(pre(0) + peep(0) * c[j]));
+                        const double fg = r.input_forget ? 1 - ig : gate_activation(r.rec, clip(pre(1) + peep(1) * c[j]));
+                        const double gg = gate_activation(r.act, clip(pre(2)));
                         cn[j] = fg * c[j] + ig * gg;
-                        const double og = activation(r.rec, clip(pre(3) + peep(2) * cn[j]));
-                        hn[j] = og * activation(r.act, clip(cn[j]));
+                        const double og = gate_activation(r.rec, clip(pre(3) + peep(2) * cn[j]));
+                        hn[j] = og * gate_activation(r.act, clip(cn[j]));
                     }
                 }
                 if (r.type == "GRU") {
                     std::vector<double> z(U), rg(U);
                     for (std::size_t j = 0; j < U; ++j) {
-                        z[j] = activation(r.rec, clip(xw[j] + hr[j]));
-                        rg[j] = activation(r.rec, clip(xw[U + j] + hr[U + j]));
+                        z[j] = gate_activation(r.rec, clip(xw[j] + hr[j]));
+                        rg[j] = gate_activation(r.rec, clip(xw[U + j] + hr[U + j]));
                     }
                     for (std::size_t j = 0; j < U; ++j) {
                         double rec;
@@ -140,7 +140,7 @@ Example rnn(const Rnn& r, unsigned seed) {
                             for (std::size_t k = 0; k < U; ++k)
                                 rec += rg[k] * h[k] * wt(R, static_cast<std::int64_t>(k), static_cast<std::int64_t>(2 * U + j), G);
                         }
-                        hn[j] = z[j] * h[j] + (1 - z[j]) * activation(r.act, clip(xw[2 * U + j] + rec));
+                        hn[j] = z[j] * h[j] + (1 - z[j]) * gate_activation(r.act, clip(xw[2 * U + j] + rec));
                     }
                 }
                 if (!m || at(*m, Pos{{"N", n}, {"T", t}}) != 0) {
@@ -285,10 +285,10 @@ Example conv_lstm(const ConvLstm& cl, unsigned seed) {
                         }
                         for (std::int64_t k = 0; k < F; ++k) {
                             auto zg = [&](std::int64_t gate) { return z[static_cast<std::size_t>(gate * F + k)]; };
-                            const double ig = activation(cl.rec, zg(0)), fg = activation(cl.rec, zg(1)),
-                                         gg = activation(cl.act, zg(2)), og = activation(cl.rec, zg(3));
+                            const double ig = gate_activation(cl.rec, zg(0)), fg = gate_activation(cl.rec, zg(1)),
+                                         gg = gate_activation(cl.act, zg(2)), og = gate_activation(cl.rec, zg(3));
                             cn[idx(n, i, j, k)] = fg * c[idx(n, i, j, k)] + ig * gg;
-                            hn[idx(n, i, j, k)] = og * activation(cl.act, cn[idx(n, i, j, k)]);
+                            hn[idx(n, i, j, k)] = og * gate_activation(cl.act, cn[idx(n, i, j, k)]);
                         }
                     }
             h = hn, c = cn;

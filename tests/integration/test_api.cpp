@@ -7,6 +7,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_api {
+
 using namespace graft_test;
 
 namespace {
@@ -101,3 +103,5 @@ TEST_CASE("api: a registry without the Keras converters refuses every layer", "[
     o.registry = &empty;
     REQUIRE_THROWS_WITH(graft::load((kShared / "model.h5").string(), o), Catch::Contains("cannot be converted") && Catch::Contains("Dense"));
 }
+
+}  // namespace graft_test_api

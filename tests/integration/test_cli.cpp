@@ -12,6 +12,8 @@
 #include "graft/version.hpp"
 #include "support.hpp"
 
+namespace graft_test_cli {
+
 using namespace graft_test;
 
 namespace {
@@ -107,3 +109,5 @@ TEST_CASE("cli: convert writes a descriptor: the IR as JSON, weights apart", "[c
     }
     CHECK(file_names(tmp / "ir") == std::vector<std::string>{"graph.json", "weights.bin"});
 }
+
+}  // namespace graft_test_cli

@@ -12,6 +12,8 @@
 
 #include "support.hpp"
 
+namespace graft_test_cli_errors {
+
 using namespace graft_test;
 
 namespace {
@@ -105,3 +107,5 @@ TEST_CASE("cli: bad command lines and inputs fail with one clear line", "[cli][e
     CHECK_FALSE(fs::exists(out_dir));
     CHECK_FALSE(fs::exists(tmp / "y.npy"));
 }
+
+}  // namespace graft_test_cli_errors

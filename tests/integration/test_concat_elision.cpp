@@ -15,6 +15,8 @@
 #include "graft/optimize/passes.hpp"
 #include "support.hpp"
 
+namespace graft_test_concat_elision {
+
 namespace fs = std::filesystem;
 using graft_test::source_path;
 
@@ -79,3 +81,5 @@ TEST_CASE("concat elimination: fixtures run row by row match their references", 
     }
     CHECK(checked >= 3);
 }
+
+}  // namespace graft_test_concat_elision

@@ -13,6 +13,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_concurrency {
+
 using namespace graft_test;
 
 namespace {
@@ -72,3 +74,5 @@ TEST_CASE("concurrency: per-thread sessions with 2 intra-op threads give identic
     SECTION("LSTM") { run_shared("rnn_lstm", 8, 20); }
     SECTION("conv") { run_shared("conv2d_channels_last", 8, 20); }
 }
+
+}  // namespace graft_test_concurrency

@@ -24,6 +24,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_cpp_backend {
+
 using namespace graft_test;
 
 namespace {
@@ -404,3 +406,5 @@ TEST_CASE("cpp backend: every op type with a native generator has a C++ emitter"
     }
     CHECK(n >= 37);
 }
+
+}  // namespace graft_test_cpp_backend

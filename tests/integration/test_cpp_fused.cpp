@@ -12,6 +12,8 @@
 #include "graft/backend/cpp.hpp"
 #include "support.hpp"
 
+namespace graft_test_cpp_fused {
+
 namespace fs = std::filesystem;
 using namespace graft;
 
@@ -85,3 +87,5 @@ TEST_CASE("cpp backend: a fused elementwise chain with broadcasts matches a naiv
     for (std::size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got.data()[i] - want[i]));
     CHECK(worst <= 1e-5);
 }
+
+}  // namespace graft_test_cpp_fused

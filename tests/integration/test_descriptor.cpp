@@ -15,6 +15,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_descriptor {
+
 namespace fs = std::filesystem;
 using namespace graft;
 using graft_test::TempDir;
@@ -381,3 +383,5 @@ TEST_CASE("descriptor: read_memory reads what read reads, and names its source i
                       Catch::Contains("x/graph.json") && Catch::Contains("not valid JSON"));
     CHECK_THROWS_AS(descriptor::read_memory(json, nullptr, weights.size(), *reg), FormatError);
 }
+
+}  // namespace graft_test_descriptor

@@ -15,6 +15,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_dtypes {
+
 namespace fs = std::filesystem;
 using graft::DType;
 using graft::Tensor;
@@ -148,3 +150,5 @@ TEST_CASE("dtypes: an integer value reaching an op that takes float32 is refused
     CHECK_THROWS_WITH(graft::Model(g.clone(), reg), Catch::Contains("'act'") && Catch::Contains("holds int64 values") &&
                                                          Catch::Contains("Cast's x") && Catch::Contains("Gather's indices"));
 }
+
+}  // namespace graft_test_dtypes

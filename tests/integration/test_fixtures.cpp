@@ -14,6 +14,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_fixtures {
+
 using namespace graft_test;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_CASE("fixtures: every Keras fixture matches its tfjs reference", "[fixtures
         }
     }
 }
+
+}  // namespace graft_test_fixtures

@@ -19,6 +19,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_free_sizes {
+
 namespace fs = std::filesystem;
 using graft::kDynamic;
 using graft::Shape;
@@ -229,3 +231,5 @@ TEST_CASE("free sizes: the programs of one model share their prepacked weights",
     const auto p5 = graft::native::Program::compile(at(1, 9), m.registry(), &packs);
     CHECK(packs.blocks() == with_rows);
 }
+
+}  // namespace graft_test_free_sizes

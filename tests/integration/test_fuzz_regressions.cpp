@@ -8,6 +8,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_fuzz_regressions {
+
 using namespace graft_test;
 
 TEST_CASE("fuzz regressions: .npy inputs give one clean error", "[errors][hostile][fuzz]") {
@@ -68,3 +70,5 @@ TEST_CASE("fuzz regressions: ONNX models give one typed error, promptly", "[erro
                                                          Catch::Contains("at most 4096"));
     }
 }
+
+}  // namespace graft_test_fuzz_regressions

@@ -19,6 +19,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_h5_box {
+
 using namespace graft_test;
 
 namespace {
@@ -201,3 +203,5 @@ TEST_CASE("h5 box: many threads load through their own helpers at once", "[h5box
     for (auto& t : threads) t.join();
     CHECK(ok == std::vector<int>(ok.size(), 1));
 }
+
+}  // namespace graft_test_h5_box

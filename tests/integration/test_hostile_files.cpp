@@ -15,6 +15,8 @@
 #include "graft/printable.hpp"
 #include "support.hpp"
 
+namespace graft_test_hostile_files {
+
 using namespace graft_test;
 
 namespace {
@@ -135,3 +137,5 @@ TEST_CASE("hostile names: control characters in layer names are escaped in error
         CHECK(no_controls(text));
     }
 }
+
+}  // namespace graft_test_hostile_files

@@ -12,6 +12,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_keras_refusals {
+
 using Catch::Matchers::Contains;
 using graft_test::source_path;
 
@@ -93,3 +95,5 @@ TEST_CASE("keras refusals: Attention and AdditiveAttention over rank-2 inputs ar
     CHECK_THROWS_WITH(graft::load(path), Contains("'attention_rank2' (Attention)") && Contains("rank 2") &&
                                              Contains("(batch, batch) scores"));
 }
+
+}  // namespace graft_test_keras_refusals

@@ -16,6 +16,8 @@
 #include "graft/verify.hpp"
 #include "support.hpp"
 
+namespace graft_test_keras_trust {
+
 using namespace graft_test;
 
 namespace {
@@ -201,3 +203,5 @@ TEST_CASE("keras zip: limits, broken archives, and no temporary file left behind
     CHECK(fs::is_empty(tmp.path()));
     CHECK(model.num_outputs() == 2);
 }
+
+}  // namespace graft_test_keras_trust

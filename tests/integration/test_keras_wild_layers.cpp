@@ -10,6 +10,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_keras_wild_layers {
+
 using namespace graft_test;
 using Catch::Matchers::Contains;
 
@@ -77,3 +79,5 @@ TEST_CASE("keras ConvLSTM: kernels that do not fit the config are shape errors n
     CHECK_THROWS_AS(load_edited("conv_lstm2d", "\"padding\": \"same\"", "\"padding\": \"causal\""),
                     graft::UnsupportedError);
 }
+
+}  // namespace graft_test_keras_wild_layers

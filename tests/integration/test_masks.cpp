@@ -11,6 +11,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_masks {
+
 using Catch::Matchers::Contains;
 using graft_test::load_npy;
 using graft_test::source_path;
@@ -75,3 +77,5 @@ TEST_CASE("masks: TimeDistributed refuses a mask Keras would flatten into a wrap
     CHECK_THROWS_WITH(load_edited("mask_bidirectional_time_distributed", from, to),
                       Contains("'td_dense' (TimeDistributed)") && Contains("Keras mask") && Contains("wrapped LSTM"));
 }
+
+}  // namespace graft_test_masks

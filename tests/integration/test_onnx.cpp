@@ -13,6 +13,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx {
+
 namespace fs = std::filesystem;
 using graft_test::load_npy;
 using graft_test::source_path;
@@ -127,3 +129,5 @@ TEST_CASE("onnx: a plugin-style converter for a custom domain is found by key", 
     REQUIRE(report.findings.size() == 1);  // FancyOp converts now; Unique still has no converter
     CHECK(report.findings[0].layer == "Unique_1");
 }
+
+}  // namespace graft_test_onnx

@@ -14,6 +14,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_ops {
+
 namespace fs = std::filesystem;
 using graft_test::compare;
 using graft_test::load_npy;
@@ -92,3 +94,5 @@ TEST_CASE("onnx/ops: a k or depth fed that differs from the declared output shap
         for (std::size_t i = 0; i < got[0].size(); ++i) CHECK(std::isnan(got[0].at_double(i)));
     }
 }
+
+}  // namespace graft_test_onnx_ops

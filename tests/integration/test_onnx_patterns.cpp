@@ -13,6 +13,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_patterns {
+
 namespace fs = std::filesystem;
 using graft_test::load_npy;
 using graft_test::TempDir;
@@ -77,3 +79,5 @@ TEST_CASE("onnx patterns: a fused model survives the descriptor round trip", "[o
     auto model = graft::load((dir / "d").string());
     check_close(model.run({load_npy(kFx / "block_op13_x.npy")})[0], load_npy(kFx / "block_op13_y.npy"));
 }
+
+}  // namespace graft_test_onnx_patterns

@@ -17,6 +17,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_rnn {
+
 namespace fs = std::filesystem;
 using graft_test::load_npy;
 using graft_test::source_path;
@@ -133,3 +135,5 @@ TEST_CASE("onnx rnn: PyTorch's dynamic-batch LSTM export matches torch", "[onnx]
         }
     }
 }
+
+}  // namespace graft_test_onnx_rnn

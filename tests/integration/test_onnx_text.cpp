@@ -14,6 +14,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_text {
+
 namespace fs = std::filesystem;
 using graft::DType;
 using graft::Tensor;
@@ -73,3 +75,5 @@ TEST_CASE("onnx text: graft run reads int64 and bool .npy by their dtype and ref
     CHECK(bad.exit_code != 0);
     CHECK_THAT(bad.err, Catch::Contains("input 'ids'") && Catch::Contains("int64") && Catch::Contains("2.5"));
 }
+
+}  // namespace graft_test_onnx_text

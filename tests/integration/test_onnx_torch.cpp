@@ -18,6 +18,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_torch {
+
 namespace fs = std::filesystem;
 using graft_test::compare;
 using graft_test::load_npy;
@@ -82,3 +84,5 @@ TEST_CASE("onnx/torch: exported models survive the descriptor round trip", "[onn
         }
     }
 }
+
+}  // namespace graft_test_onnx_torch

@@ -13,6 +13,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_onnx_value_inputs {
+
 using namespace graft_test;
 namespace fs = std::filesystem;
 
@@ -124,3 +126,5 @@ TEST_CASE("ONNX: value inputs in the API, the limits and the refusals", "[onnx][
         CHECK(out[0].shape() == graft::Shape{2, 12, 1});
     }
 }
+
+}  // namespace graft_test_onnx_value_inputs

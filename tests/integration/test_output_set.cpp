@@ -21,6 +21,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_output_set {
+
 using namespace graft_test;
 
 namespace {
@@ -121,3 +123,5 @@ TEST_CASE("output set: graft convert (descriptor, C++) and run --output-dir keep
     CHECK(WEXITSTATUS(status) == 1);
     CHECK(snapshot(tmp.path()) == outputs);
 }
+
+}  // namespace graft_test_output_set

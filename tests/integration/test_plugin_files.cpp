@@ -11,6 +11,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_plugin_files {
+
 using namespace graft_test;
 
 TEST_CASE("hostile plugins: a truncated plugin and a data entry symbol give PluginErrors", "[errors][hostile][plugin]") {
@@ -40,3 +42,5 @@ TEST_CASE("hostile plugins: a truncated plugin and a data entry symbol give Plug
         REQUIRE_NOTHROW(graft::load_plugin(real, *reg));
     }
 }
+
+}  // namespace graft_test_plugin_files

@@ -18,6 +18,8 @@
 #include "graft/graft.hpp"
 #include "support.hpp"
 
+namespace graft_test_plugins {
+
 namespace fs = std::filesystem;
 using graft_test::source_path;
 using graft_test::TempDir;
@@ -460,3 +462,5 @@ TEST_CASE("plugins: a plugin compiled into the program registers statically, wit
     CHECK(reg->find_plugin("bad_layout") == nullptr);
     CHECK_THROWS_AS(graft::register_static_plugin(nullptr, *reg), graft::PluginError);
 }
+
+}  // namespace graft_test_plugins

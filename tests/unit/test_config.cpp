@@ -7,6 +7,8 @@
 #include "frontend/keras/json_config.hpp"
 #include "graft/error.hpp"
 
+namespace graft_test_config {
+
 using graft::Config;
 using graft::keras::json_config;
 using Catch::Matchers::Equals;
@@ -87,3 +89,5 @@ TEST_CASE("An empty Config has nothing and says where") {
     CHECK(graft::keras::json_value(json_config(&d, "w")) == &d);
     CHECK(graft::keras::json_value(none) == nullptr);
 }
+
+}  // namespace graft_test_config

@@ -14,6 +14,8 @@
 
 #include "isa_support.hpp"
 
+namespace graft_test_gemm {
+
 using namespace gemm_test;
 
 namespace {
@@ -192,3 +194,5 @@ TEST_CASE("gemm conv2d: implicit GEMM over NHWC matches a direct double loop", "
         check_conv(geom(3, 5, 5, 19, 1, 21, 1, 1, false), true, kern::Act::relu, rng, &pool);    // 1x1: plain GEMM
     }
 }
+
+}  // namespace graft_test_gemm

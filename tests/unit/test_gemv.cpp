@@ -15,6 +15,8 @@
 
 #include "isa_support.hpp"
 
+namespace graft_test_gemv {
+
 using namespace gemm_test;
 
 namespace {
@@ -114,3 +116,5 @@ TEST_CASE("gemv: large B (software prefetch) and the thread pool", "[gemm]") {
         }
     }
 }
+
+}  // namespace graft_test_gemv

@@ -18,6 +18,8 @@
 #include "frontend/keras/h5_file.hpp"
 #include "graft/error.hpp"
 
+namespace graft_test_h5_file {
+
 namespace fs = std::filesystem;
 using graft::h5::File;
 using Catch::Matchers::Contains;
@@ -559,3 +561,5 @@ TEST_CASE("h5::File can be used from several threads", "[h5]") {
     for (auto& th : threads) th.join();
     CHECK(ok == std::vector<int>(4, 25));
 }
+
+}  // namespace graft_test_h5_file

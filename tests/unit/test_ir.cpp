@@ -4,6 +4,8 @@
 #include "graft/backend/native_kernel.hpp"
 #include "graft/graft.hpp"
 
+namespace graft_test_ir {
+
 using namespace graft;
 
 namespace {
@@ -135,3 +137,5 @@ TEST_CASE("Schemas infer shapes and reject mismatches with the op's name", "[reg
     REQUIRE_THROWS_WITH(add_op(g, *reg, "Linear", "dense2", {{"x", x}, {"w", bad}}, a),
                         Catch::Contains("Linear 'dense2'") && Catch::Contains("expects 4 input features"));
 }
+
+}  // namespace graft_test_ir

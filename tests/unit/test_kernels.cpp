@@ -16,6 +16,8 @@
 #include "graft_rt/softmax.hpp"
 #include "kernel_ref.hpp"
 
+namespace graft_test_kernels {
+
 using namespace kernel_ref;
 
 namespace {
@@ -507,3 +509,5 @@ TEST_CASE("graft_rt::concat along the middle dimension", "[kernels][shape]") {
 }
 
 // ================================================================ recurrent
+
+}  // namespace graft_test_kernels

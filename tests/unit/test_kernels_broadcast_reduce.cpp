@@ -14,6 +14,8 @@
 #include "graft_rt/reduce.hpp"
 #include "kernel_ref.hpp"
 
+namespace graft_test_kernels_broadcast_reduce {
+
 namespace {
 
 using kernel_ref::i64;
@@ -250,3 +252,5 @@ TEST_CASE("Reduce: keepdims, and axes x lacks or lists twice", "[ops][reduce]") 
     at.set("kind", "median");
     CHECK_THROWS_AS(graft::add_op(g, *reg, "Reduce", "med", {{"x", x}}, at), graft::UnsupportedError);
 }
+
+}  // namespace graft_test_kernels_broadcast_reduce

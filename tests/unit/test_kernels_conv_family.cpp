@@ -12,6 +12,8 @@
 #include "graft_rt/depthwise.hpp"
 #include "kernel_ref.hpp"
 
+namespace graft_test_kernels_conv_family {
+
 using namespace kernel_ref;
 
 namespace {
@@ -157,3 +159,5 @@ TEST_CASE("kernels: graft_rt::conv_transpose_ndhwc matches a scatter loop", "[ke
         check_close(y, ref);
     }
 }
+
+}  // namespace graft_test_kernels_conv_family

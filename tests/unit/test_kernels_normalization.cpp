@@ -17,6 +17,8 @@
 #include "graft_rt/embedding.hpp"
 #include "graft_rt/normalization.hpp"
 
+namespace graft_test_kernels_normalization {
+
 using namespace graft::cpu;
 using graft_rt::AttentionParams;
 using Score = graft_rt::AttentionScore;
@@ -228,3 +230,5 @@ TEST_CASE("attention: dot with heads, causal and value mask; tanh scores", "[ker
         close(y, attention_ref(q, k, v, ap, mp, p));
     }
 }
+
+}  // namespace graft_test_kernels_normalization

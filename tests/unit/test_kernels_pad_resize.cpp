@@ -11,6 +11,8 @@
 #include "graft_rt/resize.hpp"
 #include "graft_rt/shape.hpp"
 
+namespace graft_test_kernels_pad_resize {
+
 using i64 = std::int64_t;
 
 namespace {
@@ -155,3 +157,5 @@ TEST_CASE("kernels: bilinear resize of NHWC, TF 1 legacy and TF 2 half-pixel sam
         CHECK(worst <= 1e-5);
     }
 }
+
+}  // namespace graft_test_kernels_pad_resize

@@ -10,6 +10,8 @@
 
 #include "cpu/kernels.hpp"
 
+namespace graft_test_kernels_pool {
+
 using namespace graft::cpu;
 using i64 = std::int64_t;
 
@@ -56,3 +58,5 @@ TEST_CASE("pool2d: wide channel blocks and tails, max and average", "[kernels][p
             }
         }
 }
+
+}  // namespace graft_test_kernels_pool

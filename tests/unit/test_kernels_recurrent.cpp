@@ -6,6 +6,8 @@
 
 #include "rnn_ref.hpp"
 
+namespace graft_test_kernels_recurrent {
+
 using namespace rnn_ref;
 
 namespace {
@@ -116,3 +118,5 @@ TEST_CASE("recurrent: go_backwards emits sequences in processing order", "[kerne
     CHECK(y[2] == 111.f);
     CHECK(h == 111.f);
 }
+
+}  // namespace graft_test_kernels_recurrent

@@ -12,6 +12,8 @@
 #include "cpu/kernels.hpp"
 #include "rnn_ref.hpp"
 
+namespace graft_test_kernels_rnn_mask {
+
 using namespace rnn_ref;
 
 namespace {
@@ -54,3 +56,5 @@ TEST_CASE("recurrent: Keras masks keep states and carry or zero outputs", "[kern
             if (kind == Kind::lstm) close(cl, cr);
         }
 }
+
+}  // namespace graft_test_kernels_rnn_mask

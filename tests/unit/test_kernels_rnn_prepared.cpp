@@ -17,6 +17,8 @@
 #include "isa_support.hpp"
 #include "rnn_ref.hpp"
 
+namespace graft_test_kernels_rnn_prepared {
+
 using namespace rnn_ref;
 namespace gg = graft::cpu::gemm;
 
@@ -238,3 +240,5 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
     prep.b_parts = junk.data();
     run_and_check(s, prep, yr, hr, cr);
 }
+
+}  // namespace graft_test_kernels_rnn_prepared

@@ -12,6 +12,8 @@
 #include "graft/error.hpp"
 #include "graft/graft.hpp"
 
+namespace graft_test_layer_context {
+
 using Catch::Matchers::Equals;
 
 namespace {
@@ -71,3 +73,5 @@ TEST_CASE("A wrapped layer's context takes the wrapper's file and names it in er
     CHECK_THROWS_WITH(inner.take_outputs(),
                       Equals("m.h5: layer 'bidi/forward_lstm' (LSTM): the converter handler produced no outputs"));
 }
+
+}  // namespace graft_test_layer_context

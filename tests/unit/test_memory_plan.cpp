@@ -15,6 +15,8 @@
 #include "backend/native/program.hpp"
 #include "test_passes_support.hpp"
 
+namespace graft_test_memory_plan {
+
 using namespace graft;
 using graft_test::Net;
 namespace fs = std::filesystem;
@@ -410,3 +412,5 @@ TEST_CASE("memory plan: nested Concats along T, then an in-place op over the out
         }
     }
 }
+
+}  // namespace graft_test_memory_plan

@@ -6,6 +6,8 @@
 #include "frontend/onnx/host_eval.hpp"
 #include "graft/error.hpp"
 
+namespace graft_test_onnx_symbolic {
+
 using graft::onnx::HostTensor;
 using graft::onnx::sym_binary;
 using graft::onnx::SymInt;
@@ -72,3 +74,5 @@ TEST_CASE("onnx: known tensors keep their multiples of the batch size", "[onnx][
     // Plain integers stay plain.
     CHECK_FALSE(graft::onnx::host_binary("Add", ints({{1, 0}}), ints({{2, 0}}), "t").symbolic());
 }
+
+}  // namespace graft_test_onnx_symbolic

@@ -5,6 +5,8 @@
 
 #include "test_passes_support.hpp"
 
+namespace graft_test_passes {
+
 using namespace graft;
 using graft_test::attrs;
 using graft_test::check_rule;
@@ -354,3 +356,5 @@ TEST_CASE("passes: the O2 pipeline on a conv/BN/activation net: fewer ops, same 
     CHECK(again.ops_before == again.ops_after);
     for (const auto& s : again.steps) CHECK(s.fired == 0);
 }
+
+}  // namespace graft_test_passes

@@ -5,6 +5,8 @@
 
 #include "test_passes_support.hpp"
 
+namespace graft_test_passes_bias {
+
 using namespace graft;
 using graft_test::attrs;
 using graft_test::check_rule;
@@ -105,3 +107,5 @@ TEST_CASE("passes: fold_bias_add does not fire where it must not", "[passes]") {
         check_rule(n, "fold_bias_add", false);
     }
 }
+
+}  // namespace graft_test_passes_bias

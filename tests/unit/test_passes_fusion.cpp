@@ -20,6 +20,8 @@
 #include "graft/backend/descriptor.hpp"
 #include "test_passes_support.hpp"
 
+namespace graft_test_passes_fusion {
+
 using namespace graft;
 using graft_test::attrs;
 using graft_test::check_rule;
@@ -349,3 +351,5 @@ TEST_CASE("fusion: Binary ops join a fused program where their inputs fit its br
         check_rule(n, "fuse_elementwise", false);
     }
 }
+
+}  // namespace graft_test_passes_fusion

@@ -5,6 +5,8 @@
 
 #include "test_passes_support.hpp"
 
+namespace graft_test_passes_residual {
+
 using namespace graft;
 using graft_test::Net;
 
@@ -174,3 +176,5 @@ TEST_CASE("passes: the O2 pipeline turns a ResNet basic block into two convs", "
     CHECK(graft_test::max_diff(before, graft_test::run_native(n.g, *n.reg, inputs)) <= kTol);
     CHECK(n.g.operators().size() == 2);
 }
+
+}  // namespace graft_test_passes_residual

@@ -16,6 +16,8 @@
 
 #include "isa_support.hpp"
 
+namespace graft_test_vmath {
+
 namespace gg = graft::cpu::gemm;
 using graft_test::IsaGuard;
 using graft_test::isas;
@@ -228,3 +230,5 @@ TEST_CASE("activation: sigmoid and tanh go through the vectorized kernels", "[ke
     kern::activate(x.data(), y.data(), static_cast<i64>(x.size()), a);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == Approx(std::tanh(static_cast<double>(x[i]))).margin(5e-7));
 }
+
+}  // namespace graft_test_vmath

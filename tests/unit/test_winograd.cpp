@@ -27,6 +27,8 @@
 
 #include "isa_support.hpp"
 
+namespace graft_test_winograd {
+
 using namespace gemm_test;
 
 namespace {
@@ -278,3 +280,5 @@ TEST_CASE("winograd: applicability and the GRAFT_WINOGRAD switch", "[winograd]")
     q.kh = 5;
     CHECK_FALSE(gg::Winograd::applicable(q));
 }
+
+}  // namespace graft_test_winograd

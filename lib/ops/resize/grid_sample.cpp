@@ -22,11 +22,11 @@ graft_rt::GridSampleParams params_of(const Operator& op) {
 }
 
 /// N, C, H, W of x and Ho, Wo of the grid, checked against each other.
-struct Dims {
+struct GridDims {
     i64 n, c, h, w, ho, wo;
 };
 
-Dims dims_of(const Operator& op) {
+GridDims dims_of(const Operator& op) {
     const Variable& x = in(op, "x");
     const Variable& g = in(op, "grid");
     expect_axes(op, x, OrderNCHW, "input x");
@@ -39,13 +39,13 @@ Dims dims_of(const Operator& op) {
 
 Outputs infer_grid_sample(const Operator& op) {
     params_of(op);  // an unknown mode fails here, at conversion
-    const Dims d = dims_of(op);
+    const GridDims d = dims_of(op);
     return {{"y", {OrderNCHW, {d.n, d.c, d.ho, d.wo}}}};
 }
 
 std::unique_ptr<native::Kernel> build_grid_sample(native::BuildContext& b) {
     const auto p = params_of(b.op());
-    const Dims d = dims_of(b.op());
+    const GridDims d = dims_of(b.op());
     const auto x = b.in("x"), g = b.in("grid"), y = b.out("y");
     return native::make_kernel([=](const native::RunContext& c) {
         graft_rt::grid_sample(c.at(x), c.at(g), c.at(y), d.n, d.c, d.h, d.w, d.ho, d.wo, p);
@@ -54,7 +54,7 @@ std::unique_ptr<native::Kernel> build_grid_sample(native::BuildContext& b) {
 
 void emit_grid_sample(cpp::EmitContext& ctx) {
     const auto p = params_of(ctx.op());
-    const Dims d = dims_of(ctx.op());
+    const GridDims d = dims_of(ctx.op());
     cpp::use(ctx, "grid_sample");
     ctx.line("constexpr graft_rt::GridSampleParams params = {{graft_rt::GridMode::{}, graft_rt::GridPadding::{}, {}}};",
              graft_rt::grid_mode_name(p.mode), graft_rt::grid_padding_name(p.padding), p.align_corners);
