@@ -4,6 +4,7 @@
 //   node bench/compare.js --graft BUILD/bin/graft [--kit DIR] [--big DIR] [--extra DIR[,DIR]]
 //        [--models mlp,smallcnn,lstm,resnet18k] [--formats h5,onnx] [--ort c-api|node]
 //        [--batches 1,32] [--threads 1,2] [--rounds 3] [--roofline PATH|none] [--out FILE.md]
+//        [--precision fp32|int8]
 //
 // --kit is the benchmark kit (default $GRAFT_BENCH_KIT or /work/shared/bench): models/<m>/ for mlp,
 // smallcnn, lstm, and the ORT runners. --big holds resnet18k (default $GRAFT_BENCH_BIG or
@@ -25,6 +26,13 @@
 // run. A row's bound is the larger of its FLOPs at the FMA peak and its weights (graft bench's
 // weight_mb) streamed once at the bandwidth of the level they fit in (per-core L2 times threads,
 // L3, else DRAM); the column is that bound over graft's best time, and which limit it is.
+//
+// --precision int8 makes a different table: per row, graft on model.onnx at fp32 and with
+// `--precision int8`, and ORT on model.onnx and on its int8 version (bench/quantize_onnx.py, the
+// graph onnxruntime's quantize_dynamic writes, made once into --int8-dir, default
+// /tmp/graft-bench-int8): both speed-ups, graft int8 over ORT int8, and each one's max abs error
+// against the fp32 reference and graft's top-1 agreement with it. A graft int8 error beyond
+// --int8-atol (default 0.05) fails the run.
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -34,10 +42,11 @@ const path = require('path');
 function parse(argv) {
   const a = {graft: null, kit: process.env.GRAFT_BENCH_KIT || '/work/shared/bench',
              big: process.env.GRAFT_BENCH_BIG || '/tmp/graft-bench', extra: '', models: 'mlp,smallcnn,lstm,resnet18k',
-             formats: 'h5,onnx', ort: 'c-api', batches: '1,32', threads: '1,2', rounds: 3, roofline: null, out: null};
+             formats: 'h5,onnx', ort: 'c-api', batches: '1,32', threads: '1,2', rounds: 3, roofline: null, out: null,
+             precision: 'fp32', int8Dir: '/tmp/graft-bench-int8', int8Atol: 0.05};
   const keys = {'--graft': 'graft', '--kit': 'kit', '--big': 'big', '--extra': 'extra', '--models': 'models', '--formats': 'formats',
                 '--ort': 'ort', '--batches': 'batches', '--threads': 'threads', '--rounds': 'rounds', '--roofline': 'roofline',
-                '--out': 'out'};
+                '--out': 'out', '--precision': 'precision', '--int8-dir': 'int8Dir', '--int8-atol': 'int8Atol'};
   for (let i = 0; i < argv.length; i++) {
     if (!keys[argv[i]] || i + 1 >= argv.length) { console.error('unknown argument or missing value: ' + argv[i]); process.exit(2); }
     a[keys[argv[i]]] = argv[++i];
@@ -45,6 +54,8 @@ function parse(argv) {
   a.rounds = +a.rounds;
   if (!a.graft) { console.error('usage: node bench/compare.js --graft PATH/TO/graft [options] (see the header)'); process.exit(2); }
   if (a.ort !== 'c-api' && a.ort !== 'node') { console.error('--ort is c-api or node'); process.exit(2); }
+  if (a.precision !== 'fp32' && a.precision !== 'int8') { console.error('--precision is fp32 or int8'); process.exit(2); }
+  a.int8Atol = +a.int8Atol;
   return a;
 }
 
@@ -71,8 +82,8 @@ function ortRunner(a) {
   if (a.ort === 'c-api') {
     const exe = path.join(a.kit, 'ort_cpp', 'ort_bench');
     if (!fs.existsSync(exe)) throw new Error(`${exe} is missing: run 'make -C ${path.join(a.kit, 'ort_cpp')}' (after 'npm ci --ignore-scripts' in the kit)`);
-    return {label: `\`${exe}\` (ORT in-process through its C API)`, run: (model, input, t, iters) =>
-      runJson(exe, [model, input, '--threads', `${t}`, '--iters', `${iters}`, '--json'])};
+    return {label: `\`${exe}\` (ORT in-process through its C API)`, run: (model, input, t, iters, ref) =>
+      runJson(exe, [model, input, '--threads', `${t}`, '--iters', `${iters}`, '--json', ...(ref ? ['--check', ref, '--atol', '1e9'] : [])])};
   }
   const js = path.join(a.kit, 'ort_bench.js');
   if (!fs.existsSync(path.join(a.kit, 'node_modules', 'onnxruntime-node')))
@@ -147,6 +158,51 @@ function benchRow(a, ort, m, dir, man, b, t) {
   return row;
 }
 
+/// model.onnx of `dir` quantised by bench/quantize_onnx.py, made once into a.int8Dir.
+function int8Model(a, m, dir) {
+  const out = path.join(a.int8Dir, `${m}.onnx`);
+  if (!fs.existsSync(out)) {
+    fs.mkdirSync(a.int8Dir, {recursive: true});
+    execFileSync('/usr/bin/python3', [path.join(__dirname, 'quantize_onnx.py'), path.join(dir, 'model.onnx'), out], {stdio: ['ignore', 'ignore', 'inherit']});
+  }
+  return out;
+}
+
+/// --precision int8: graft fp32 and int8, ORT fp32 and on the quantised model, alternating.
+function benchRowInt8(a, ort, m, dir, man, b, t) {
+  const iters = (ITERS[m] || man.iters || ITERS_LARGE)[b] || 100;
+  const input = path.join(dir, `input_b${b}.npy`), ref = path.join(dir, `output_b${b}.npy`), model = path.join(dir, 'model.onnx');
+  const q = int8Model(a, m, dir);
+  const runs = {g32: [], g8: [], o32: [], o8: []};
+  const graft = (precision, atol, rtol) => runJson(a.graft, ['bench', model, '--input', input, '--threads', `${t}`, '--iters', `${iters}`,
+                                                             '--json', '--check', ref, '--atol', `${atol}`, '--rtol', `${rtol}`, '--precision', precision]);
+  for (let r = 0; r < a.rounds; r++) {
+    runs.g32.push(graft('fp32', man.atol || 1e-4, man.rtol || 1e-4));
+    runs.g8.push(graft('int8', 1e9, 0));
+    runs.o32.push(ort.run(model, input, t, iters));
+    runs.o8.push(ort.run(q, input, t, iters, ref));
+  }
+  const med = (k) => median(runs[k].map((x) => x.median_ms));
+  const row = {model: m, batch: b, threads: t, g32: med('g32'), g8: med('g8'), o32: med('o32'), o8: med('o8'),
+               precision: runs.g8[0].precision, err: Math.max(...runs.g8.map((x) => x.max_abs_err)),
+               ort_err: Math.max(...runs.o8.map((x) => x.max_abs_diff)), top1: runs.g8[0].top1_agree, rows: runs.g8[0].top1_rows};
+  row.ok = runs.g32.every((x) => x.ok) && row.err <= a.int8Atol;
+  console.error(`${m} b${b} t${t}: graft fp32 ${fmt(row.g32)} int8 ${fmt(row.g8)} ms (${row.precision}), ORT fp32 ${fmt(row.o32)} int8 ${fmt(row.o8)} ms, ` +
+                `err graft ${row.err.toExponential(1)} ORT ${row.ort_err.toExponential(1)} ${row.ok ? 'ok' : 'FAIL'}`);
+  return row;
+}
+
+function int8Table(rows) {
+  const lines = [
+    '| model | batch | threads | graft fp32 ms | graft int8 ms | graft speed-up | ORT fp32 ms | ORT int8 ms | ORT speed-up | graft int8 / ORT int8 | graft int8 / ORT fp32 | graft int8 max abs err | top-1 as fp32 reference | ORT int8 max abs err |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
+  for (const r of rows)
+    lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${fmt(r.g32)} | ${fmt(r.g8)}${r.precision === 'int8' ? '' : ' (ran fp32)'} | ${ratio(r.g32, r.g8)}x | ` +
+               `${fmt(r.o32)} | ${fmt(r.o8)} | ${ratio(r.o32, r.o8)}x | **${ratio(r.g8, r.o8)}** | ${ratio(r.g8, r.o32)} | ` +
+               `${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ${r.rows ? `${r.top1}/${r.rows}` : '-'} | ${r.ort_err.toExponential(1)} |`);
+  return lines;
+}
+
 function main() {
   const a = parse(process.argv.slice(2));
   const ort = ortRunner(a);
@@ -161,14 +217,15 @@ function main() {
     const man = fs.existsSync(mf) ? JSON.parse(fs.readFileSync(mf, 'utf8')) : {};
     for (const b of a.batches.split(',').map(Number)) {
       if (!fs.existsSync(path.join(dir, `input_b${b}.npy`))) { console.error(`skipping ${m} b${b}: no input_b${b}.npy`); continue; }
-      for (const t of a.threads.split(',').map(Number)) rows.push(benchRow(a, ort, m, dir, man, b, t));
+      for (const t of a.threads.split(',').map(Number))
+        rows.push(a.precision === 'int8' ? benchRowInt8(a, ort, m, dir, man, b, t) : benchRow(a, ort, m, dir, man, b, t));
     }
   }
   const load1 = os.loadavg();
   const lines = [
     '| model | batch | threads | graft .h5 ms | graft .onnx ms | ORT ms | .h5/ORT | .onnx/ORT | min ratio | graft GFLOP/s | roofline | <= 0.8x | max abs err | file to 1st result ms | peak RSS MB | arena MB |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
-  for (const r of rows) {
+  for (const r of a.precision === 'int8' ? [] : rows) {
     const roof = rooflineOf(rl, r, r.gflop);
     lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${r.failed.h5 ? 'refused' : fmt(r.h5)} | ${r.failed.onnx ? 'refused' : fmt(r.onnx)} | ${fmt(r.ort_ms)} | **${ratio(r.h5, r.ort_ms)}** | ` +
                `**${ratio(r.onnx, r.ort_ms)}** | ${(r.graft_min / r.ort_min).toFixed(2)} | ${r.gflops === undefined ? '-' : r.gflops.toFixed(1)} | ` +
@@ -185,19 +242,23 @@ function main() {
     rl ? `CPU ${rl.cpu}: graft ISA ${rl.isa} (${rl.flags}); L2 ${mb(rl.l2_bytes)} per core, L3 ${mb(rl.l3_bytes)}. ` +
          `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or weights ` +
          'once at the bandwidth of the level they fit in, whichever is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
-    `graft: \`${a.graft} bench --json --check\` on model.h5 and model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
+    a.precision === 'int8'
+      ? `graft: \`${a.graft} bench --json --check --precision fp32|int8\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx ` +
+        'and on its int8 version (bench/quantize_onnx.py: DynamicQuantizeLinear + MatMulInteger per product, weights per column, as onnxruntime\'s ' +
+        'quantize_dynamic writes them). Errors are against the fp32 reference output. '
+      : `graft: \`${a.graft} bench --json --check\` on model.h5 and model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
       `Per row ${a.rounds} rounds, each a fresh process per runner in turn; times are the median over rounds of each ` +
       `process's median, mins the best over rounds; min ratio is graft's best min over ORT's. <= 0.8x holds when every format does.`,
     '', ''];
-  const refusals = rows.flatMap((r) => Object.entries(r.failed).map(([f, msg]) => `- ${r.model} b${r.batch} t${r.threads} .${f}: ${msg}`));
-  const text = head.join('\n') + lines.join('\n') + '\n' + (refusals.length ? '\nRefused:\n' + [...new Set(refusals)].join('\n') + '\n' : '');
+  const refusals = rows.flatMap((r) => Object.entries(r.failed || {}).map(([f, msg]) => `- ${r.model} b${r.batch} t${r.threads} .${f}: ${msg}`));
+  const text = head.join('\n') + (a.precision === 'int8' ? int8Table(rows) : lines).join('\n') + '\n' + (refusals.length ? '\nRefused:\n' + [...new Set(refusals)].join('\n') + '\n' : '');
   process.stdout.write(text);
   if (a.out) {  // a temporary name, then a rename: never a half-written file
     const tmp = `${a.out}.tmp-${process.pid}`;
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, a.out);
   }
-  if (rows.some((r) => !r.ok && !Object.keys(r.failed).length)) process.exit(1);  // a wrong result fails the run
+  if (rows.some((r) => !r.ok && !Object.keys(r.failed || {}).length)) process.exit(1);  // a wrong result fails the run
 }
 
 try { main(); } catch (e) { console.error('compare: ' + (e.stderr ? e.stderr.toString() : '') + e.message); process.exit(1); }

@@ -34,7 +34,7 @@ Model load(const std::string& path, const LoadOptions& options) {
     const Registry& reg = options.registry ? *options.registry : default_registry();
     std::optional<Model> model;
     try {
-        model.emplace(load_graph(path, options), reg, options.opt_level);
+        model.emplace(load_graph(path, options), reg, options.opt_level, options.precision);
     } catch (const onnx::InputValuesNeeded& e) {  // converted per value of those inputs, when it runs
         ValueSpecialisedGraph source;
         source.signature = e.signature()->clone();
@@ -44,7 +44,7 @@ Model load(const std::string& path, const LoadOptions& options) {
             check_graph_limits(g, limits, path);
             return g;
         };
-        model.emplace(std::move(source), reg, options.opt_level);
+        model.emplace(std::move(source), reg, options.opt_level, options.precision);
     }
     model->set_threads(options.threads);
     return std::move(*model);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/native/program.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "cpu/threadpool.hpp"
 #include "graft/graft.hpp"
 #include "graft/ir/checked.hpp"
@@ -46,6 +47,7 @@ struct Model::Shared {
     Graph graph;  // prepared; for a value-specialised model, the signature
     const Registry* registry = nullptr;
     int opt_level = 2;
+    Precision precision = Precision::fp32;  // what runs (the request, where the CPU has it)
     std::vector<std::string> value_inputs;  // ValueSpecialisedGraph: their names,
     std::vector<std::size_t> value_indices; // their positions among the inputs,
     std::function<Graph(const std::map<std::string, Tensor>&)> specialise;  // and the conversion
@@ -82,7 +84,7 @@ struct Model::Shared {
                 given += (i ? ", '" : "'") + graph.input_name(i) + "' " + shape_str(inputs[i].shape());
             throw ShapeError("the model cannot run on inputs of these sizes (" + given + "): " + e.what());
         }
-        auto p = native::Program::compile(std::move(g), *registry, &packs);
+        auto p = native::Program::compile(std::move(g), *registry, &packs, precision);
         if (bounded) {
             if (recent.size() >= kMaxValuePrograms) {
                 programs.erase(recent.front());
@@ -153,17 +155,28 @@ Session& Model::Shared::default_session() {
     return *session;
 }
 
-Model::Model(Graph graph, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
+namespace {
+/// int8 only where it is faster than fp32 (cpu/gemm/qgemm.hpp).
+Precision effective(Precision asked) {
+    return asked == Precision::int8 && cpu::gemm::qgemm_fast() ? Precision::int8 : Precision::fp32;
+}
+}  // namespace
+
+Model::Model(Graph graph, const Registry& registry, int opt_level, Precision precision)
+    : shared_(std::make_shared<Shared>()) {
     shared_->registry = &registry;
     shared_->opt_level = opt_level;
+    shared_->precision = effective(precision);
     for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
     shared_->graph = prepared(std::move(graph), registry, opt_level);
     shared_->bounded = has_free_sizes(shared_->graph);
 }
 
-Model::Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level) : shared_(std::make_shared<Shared>()) {
+Model::Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level, Precision precision)
+    : shared_(std::make_shared<Shared>()) {
     shared_->registry = &registry;
     shared_->opt_level = opt_level;
+    shared_->precision = effective(precision);
     for (const auto& p : registry.plugins()) shared_->plugin_libraries.push_back(p.keepalive);
     if (!source.convert) throw Error("a value-specialised model needs its conversion function");
     for (const auto& name : source.value_inputs) {
@@ -205,6 +218,8 @@ void Model::set_threads(int threads) {
     shared_->threads = threads;
 }
 int Model::threads() const { return shared_->threads; }
+
+Precision Model::precision() const { return shared_->precision; }
 
 int Session::threads() const {
     return state_->threads == 0 ? cpu::ThreadPool::hardware_threads() : state_->threads;

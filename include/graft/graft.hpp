@@ -40,6 +40,7 @@
 #include "graft/ir/graph.hpp"
 #include "graft/limits.hpp"
 #include "graft/plugin_loader.hpp"
+#include "graft/precision.hpp"
 #include "graft/registry.hpp"
 #include "graft/tensor.hpp"
 #include "graft/version.hpp"
@@ -70,6 +71,9 @@ struct LoadOptions {
     /// How a Keras model's HDF5 part is read: by default out of process, in the sandboxed helper
     /// graft-h5-reader (see graft/hdf5_containment.hpp); `hdf5.enabled = false` reads in process.
     Hdf5Containment hdf5;
+    /// The products' arithmetic (graft/precision.hpp): fp32 (exact to float rounding), or int8
+    /// where the CPU runs it faster (Model::precision() says what runs).
+    Precision precision = Precision::fp32;
 };
 
 class Session;
@@ -91,10 +95,12 @@ class GRAFT_API Model {
 public:
     /// Wraps an IR graph (already converted) for running, after the optimizer pipeline of
     /// `opt_level` for the native backend (see LoadOptions::opt_level).
-    Model(Graph graph, const Registry& registry, int opt_level = 2);
+    /// `precision` as LoadOptions::precision.
+    Model(Graph graph, const Registry& registry, int opt_level = 2, Precision precision = Precision::fp32);
     /// A model converted per value of some inputs (see ValueSpecialisedGraph); graph() is then
     /// the signature only.
-    Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level = 2);
+    Model(ValueSpecialisedGraph source, const Registry& registry, int opt_level = 2,
+          Precision precision = Precision::fp32);
     ~Model();
     Model(Model&&) noexcept;
     Model& operator=(Model&&) noexcept;
@@ -135,6 +141,10 @@ public:
     /// does not exist yet); 0 means one per available core.
     void set_threads(int threads);
     int threads() const;
+
+    /// The arithmetic this model's products run in: the precision asked for, or fp32 where the
+    /// CPU has no faster int8 path.
+    Precision precision() const;
 
     struct Shared;
 

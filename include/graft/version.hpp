@@ -9,8 +9,8 @@
 /// The plugin ABI version (graft/plugin.hpp): bumped whenever a type that crosses the plugin
 /// boundary changes layout. It is also the shared library's SOVERSION. 4: DType gained uint8,
 /// uint16, int8 and bool, OpSchema gained integer_inputs. 5: native::BuildContext gained
-/// keep_shared.
-#define GRAFT_PLUGIN_ABI_VERSION 5u
+/// keep_shared. 6: native::BuildContext gained precision(), Model's constructors a precision.
+#define GRAFT_PLUGIN_ABI_VERSION 6u
 
 namespace graft {
 inline constexpr const char* version_string() noexcept { return GRAFT_VERSION_STRING; }

@@ -72,7 +72,15 @@ struct RnnPrepared {
     /// `parts` slices of the units, one per thread of the pool (or one after the other).
     int parts = 0;
     const float* b_parts = nullptr;   ///< the bias in part order (null: no bias)
+    /// int8 (LoadOptions::precision): W and R quantised by gemm::qpack (whole, [I, G*U] and
+    /// [U, G*U]); the products then run gemm::qgemm with `qwork` as scratch, rnn_qwork() floats
+    /// beyond the recurrent workspace. Not with parts; a GRU with R split in two keeps R in fp32.
+    const float* w_q = nullptr;
+    const float* r_q = nullptr;
+    float* qwork = nullptr;
 };
+/// Scratch floats the int8 products of a recurrent layer need (RnnPrepared::qwork).
+std::int64_t rnn_qwork(const RnnParams& p);
 /// Regroups the 4U gate columns of a [rows, 4U] matrix (Keras order i f c o, each U wide) so
 /// that each of `parts` slices of the units has its four gates together:
 /// dst[r, (t*4 + g)*U/parts + j] = src[r, g*U + t*U/parts + j]. u % parts == 0.

@@ -12,6 +12,7 @@
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "cpu/recurrent_parts.hpp"
 #include "cpu/vmath.hpp"
 #include "cpu/threadpool.hpp"
@@ -33,13 +34,19 @@ struct Rows {
     i64 count() const { return n1 - n0; }
 };
 
-/// B of a product: plain (row stride ld), packed in panels, and/or in the matrix-vector layout.
+/// B of a product: plain (row stride ld), packed in panels, and/or in the matrix-vector layout;
+/// or quantised to int8 (q, with scratch qwork).
 struct Mat {
     const float* plain;
     std::int64_t ld;
     const float* packed;
     const float* gemv;
+    const float* q = nullptr;
+    float* qwork = nullptr;
 };
+
+/// Floats of int8 scratch per batch row: all its timesteps' rows of the wider of I and U.
+i64 qwork_per_row(const RnnParams& p) { return p.t * (std::max(p.i, p.u) / 2 + 2); }
 
 /// C[M, N] (= or +=) A[M, K] . B.
 void matmul(i64 M, i64 N, i64 K, const float* A, i64 lda, const Mat& B, float* C, i64 ldc, const float* bias,
@@ -47,6 +54,10 @@ void matmul(i64 M, i64 N, i64 K, const float* A, i64 lda, const Mat& B, float* C
     gemm::Epilogue e;
     e.bias = accumulate ? nullptr : bias;
     e.accumulate = accumulate;
+    if (B.q) {
+        gemm::qgemm(M, N, K, A, lda, gemm::qview(B.q, K, N), C, ldc, e, B.qwork, nullptr);
+        return;
+    }
     if (M == 1 && B.gemv) {
         gemm::gemv(N, K, A, B.gemv, C, e, nullptr);
         return;
@@ -62,12 +73,17 @@ void matmul(i64 M, i64 N, i64 K, const float* A, i64 lda, const Mat& B, float* C
     gemm::gemm(M, N, K, A, lda, b, C, ldc, e, nullptr);
 }
 
+/// The int8 scratch of the rows r (null without int8 weights).
+float* qwork(const RnnPrepared& pr, const RnnParams& p, const Rows& r) {
+    return pr.qwork ? pr.qwork + r.n0 * qwork_per_row(p) : nullptr;
+}
+
 /// Input projection of rows r for all timesteps: xp[n*T + t, G*U] = x[n*T + t, I] . W + bias.
 void project_inputs(const float* x, const float* W, const float* bias, const RnnParams& p, const RnnPrepared& pr,
                     int gates, const Rows& r, float* xp) {
     const i64 gu = gates * p.u;
-    matmul(r.count() * p.t, gu, p.i, x + r.n0 * p.t * p.i, p.i, Mat{W, gu, pr.w_packed, nullptr}, xp + r.n0 * p.t * gu,
-           gu, bias, false);
+    matmul(r.count() * p.t, gu, p.i, x + r.n0 * p.t * p.i, p.i, Mat{W, gu, pr.w_packed, nullptr, pr.w_q, qwork(pr, p, r)},
+           xp + r.n0 * p.t * gu, gu, bias, false);
 }
 
 /// The step's rows of the projection: row n at z(n) = xp + (n*T + tt) * G*U.
@@ -87,6 +103,8 @@ void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
 }
 
 }  // namespace
+
+std::int64_t rnn_qwork(const RnnParams& p) { return p.n * qwork_per_row(p); }
 
 std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv) {
     const i64 gu = gates * u, first = split_last ? (gates - 1) * u : gu;
@@ -111,7 +129,7 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
         project_inputs(x, W, b, p, pr, 1, r, w.xp);
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-            matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv}, zrow(w, p, U, r.n0, tt),
+            matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)}, zrow(w, p, U, r.n0, tt),
                    p.t * U, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, U, n, tt);
@@ -144,7 +162,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, const 
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-            matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv}, zrow(w, p, G, r.n0, tt),
+            matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)}, zrow(w, p, G, r.n0, tt),
                    p.t * G, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, G, n, tt);
@@ -174,15 +192,18 @@ void gru(const float* x, const float* W, const float* R, const float* b, bool re
     }
     over_rows(p, 3, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 3, r, w.xp);  // b row 0 (or the only row) is the input bias
+        Mat ra = r_all;  // int8 R: the whole matrix (reset_after only, see RnnPrepared)
+        ra.q = pr.r_q;
+        ra.qwork = qwork(pr, p, r);
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             float* z0 = zrow(w, p, G, r.n0, tt);
             if (reset_after) {
                 // hr = h R + b_rec for all three gates.
-                matmul(r.count(), G, U, w.h + r.n0 * U, U, r_all, w.hr + r.n0 * G, G, b_rec, false);
+                matmul(r.count(), G, U, w.h + r.n0 * U, U, ra, w.hr + r.n0 * G, G, b_rec, false);
             } else {
                 // z|r pre-activations += h R[:, z|r]; the candidate's recurrent part needs r first.
-                matmul(r.count(), 2 * U, U, w.h + r.n0 * U, U, r_all, z0, p.t * G, nullptr, true);
+                matmul(r.count(), 2 * U, U, w.h + r.n0 * U, U, ra, z0, p.t * G, nullptr, true);
             }
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, G, n, tt);

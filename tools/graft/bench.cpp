@@ -82,7 +82,9 @@ void bench(const BenchOptions& o) {
     lo.hdf5 = o.model.hdf5;
     lo.threads = o.threads;
     lo.opt_level = o.model.opt_level;
+    lo.precision = precision_of(o.model);
     Model model = load(o.model.path, lo);
+    note_precision(o.model, model);
     const double load_ms = ms_since(t0);
     auto inputs = make_inputs(model, o);
     Session session = model.session();
@@ -94,6 +96,7 @@ void bench(const BenchOptions& o) {
     // Accuracy of the first output against a reference (before timing, on the first result).
     double max_err = 0, max_excess = -1;
     bool checked = false, ok = true;
+    std::size_t top1_rows = 0, top1_agree = 0;  // rows of the last axis whose largest entry is the reference's
     if (!o.check.empty()) {
         Tensor ref = read_npy(o.check);
         const Tensor& got = out.at(0);
@@ -107,6 +110,13 @@ void bench(const BenchOptions& o) {
             if (!(excess <= 0)) ok = false;
             max_excess = std::max(max_excess, excess);
         }
+        const std::size_t width = ref.shape().empty() ? 1 : static_cast<std::size_t>(ref.shape().back());
+        if (width > 1)
+            for (std::size_t r = 0; r + width <= ref.size(); r += width, ++top1_rows) {
+                const float* g = got.data() + r;
+                const float* f = ref.data() + r;
+                top1_agree += std::max_element(g, g + width) - g == std::max_element(f, f + width) - f;
+            }
         checked = true;
     }
 
@@ -137,22 +147,25 @@ void bench(const BenchOptions& o) {
     const double weight_mb = weight_bytes / (1024.0 * 1024.0);
 
     if (o.json) {
-        fmt::print("{{\"model\": \"{}\", \"batch\": {}, \"threads\": {}, \"warmup\": {}, \"iters\": {}, \"median_ms\": {:.6g}, "
+        fmt::print("{{\"model\": \"{}\", \"precision\": \"{}\", \"batch\": {}, \"threads\": {}, \"warmup\": {}, \"iters\": {}, \"median_ms\": {:.6g}, "
                    "\"min_ms\": {:.6g}, \"load_ms\": {:.4g}, \"first_run_ms\": {:.4g}, \"first_result_ms\": {:.4g}, "
                    "\"peak_rss_mb\": {:.1f}, \"arena_mb\": {:.2f}, \"weight_mb\": {:.3f}",
-                   o.model.path, batch, session.threads(), warm, n, median, min, load_ms, first_run_ms, first_result_ms,
+                   o.model.path, precision_name(model.precision()), batch, session.threads(), warm, n, median, min, load_ms, first_run_ms, first_result_ms,
                    peak_rss_mb(), arena_mb, weight_mb);
         if (checked)
             fmt::print(", \"check\": \"{}\", \"max_abs_err\": {:.3g}, \"ok\": {}", o.check, max_err, ok ? "true" : "false");
+        if (top1_rows)
+            fmt::print(", \"top1_rows\": {}, \"top1_agree\": {}", top1_rows, top1_agree);
         fmt::print("}}\n");
     } else {
-        fmt::print("{} batch={} threads={} iters={} (warm-up {}): median {:.4g} ms, min {:.4g} ms\n", o.model.path, batch,
-                   session.threads(), n, warm, median, min);
+        fmt::print("{} {} batch={} threads={} iters={} (warm-up {}): median {:.4g} ms, min {:.4g} ms\n", o.model.path,
+                   precision_name(model.precision()), batch, session.threads(), n, warm, median, min);
         fmt::print("  load {:.1f} ms, compile + first run {:.1f} ms, file to first result {:.1f} ms\n", load_ms,
                    first_run_ms, first_result_ms);
         fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB, weights {:.2f} MB\n", peak_rss_mb(), arena_mb, weight_mb);
         if (checked)
-            fmt::print("  check vs {}: max |diff| {:.3g} ({})\n", o.check, max_err, ok ? "ok" : "FAILED");
+            fmt::print("  check vs {}: max |diff| {:.3g} ({}){}\n", o.check, max_err, ok ? "ok" : "FAILED",
+                       top1_rows ? fmt::format(", top-1 the reference's in {} of {} rows", top1_agree, top1_rows) : "");
     }
     if (checked && !ok) throw Error(fmt::format("output '{}' differs from {} by up to {:.3g} (atol {}, rtol {})",
                                                 model.output_name(0), o.check, max_err, o.atol, o.rtol));

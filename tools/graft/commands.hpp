@@ -18,7 +18,14 @@ struct ModelOptions {
     std::vector<std::string> plugins;
     int opt_level = 2;  ///< -O0, -O1, -O2 (graft::optimize::pipeline_for)
     Hdf5Containment hdf5;  ///< --hdf5-in-process, --hdf5-timeout (graft/hdf5_containment.hpp)
+    std::string precision = "fp32";  ///< --precision (run, bench): LoadOptions::precision
 };
+
+/// --precision as LoadOptions::precision (the CLI accepts only the names parse_precision knows).
+inline Precision precision_of(const ModelOptions& o) { return parse_precision(o.precision).value_or(Precision::fp32); }
+
+/// On stderr, when int8 was asked for and the CPU runs fp32 instead.
+void note_precision(const ModelOptions& o, const Model& model);
 
 struct RunOptions {
     ModelOptions model;

@@ -56,6 +56,23 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
         ->check(CLI::PositiveNumber);
 }
 
+/// --precision, for the commands that run the model.
+void add_precision_option(CLI::App& cmd, ModelOptions& o) {
+    cmd.add_option("--precision", o.precision,
+                   "fp32 (default, exact to float rounding) or int8: Dense/MatMul weights quantised per column, inputs per "
+                   "row (falls back to fp32 on a CPU without AVX2)")
+        ->check(CLI::IsMember({"fp32", "int8"}));
+}
+
+}  // namespace
+
+void note_precision(const ModelOptions& o, const Model& model) {
+    if (precision_of(o) == Precision::int8 && model.precision() != Precision::int8)
+        fmt::print(stderr, "graft: note: --precision int8 needs AVX2, which this CPU (or GRAFT_ISA) does not give; running fp32\n");
+}
+
+namespace {
+
 /// MODEL or --config FILE (which needs --weights).
 void resolve_model(ModelOptions& o) {
     if (!o.config.empty()) {
@@ -104,6 +121,7 @@ int main(int argc, char** argv) {
     run_cmd
         ->add_option("--input", run.inputs, "NAME=FILE.npy, or FILE.npy for the next input in model order (repeatable)")
         ->allow_extra_args(false);
+    cli::add_precision_option(*run_cmd, run.model);
     auto* out_dir = run_cmd->add_option("--output-dir", run.output_dir, "write DIR/<output name>.npy per model output");
     run_cmd->add_option("--output", run.output, "write the output of a single-output model to FILE.npy")
         ->excludes(out_dir);
@@ -154,6 +172,7 @@ int main(int argc, char** argv) {
     bench_cmd->add_option("--atol", bench.atol, "absolute tolerance of --check (default 1e-4)");
     bench_cmd->add_option("--rtol", bench.rtol, "relative tolerance of --check (default 1e-4)");
     bench_cmd->add_flag("--json", bench.json, "print one JSON line");
+    cli::add_precision_option(*bench_cmd, bench.model);
 
     cli::PluginsOptions plugins;
     auto* plugins_cmd = app.add_subcommand("plugins", "list what plugins register (PATH..., --plugin, GRAFT_PLUGIN_PATH)");

@@ -117,7 +117,9 @@ void run(const RunOptions& o) {
     load_options.weights_path = o.model.weights;
     load_options.hdf5 = o.model.hdf5;
     load_options.opt_level = o.model.opt_level;
+    load_options.precision = precision_of(o.model);
     const Model model = load(o.model.path, load_options);
+    note_precision(o.model, model);
     if (!o.verify.empty()) {  // the model must reproduce its reference pair before it is used
         const VerifyReport r = verify_manifest(model, o.verify);
         if (!r.ok) throw Error(fmt::format("{}: fails its check against {}: {}", o.model.path, o.verify, r.str()));

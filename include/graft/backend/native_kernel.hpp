@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graft/ir/operator.hpp"
+#include "graft/precision.hpp"
 
 namespace graft::cpu {
 class ThreadPool;  // lib/cpu/threadpool.hpp (opaque to plugins)
@@ -71,6 +72,10 @@ public:
                                      const std::function<std::vector<float>()>& make) {
         return keep(std::make_shared<const std::vector<float>>(make()));
     }
+
+    /// The arithmetic the model asked for (LoadOptions::precision), already fp32 where this CPU
+    /// would not run int8 faster. A kernel may honour it or run in fp32.
+    virtual Precision precision() const { return Precision::fp32; }
 
     Slot in(const std::string& name) { return slot(op().input(name)); }
     Slot out(const std::string& name) { return slot(op().output(name)); }

@@ -12,8 +12,8 @@ constexpr std::size_t kAlign = 64;
 class Builder final : public BuildContext {
 public:
     Builder(const Operator& op, const optimize::MemoryPlan& plan, std::size_t workspace_offset,
-            std::vector<std::shared_ptr<const std::vector<float>>>& kept, PackCache* packs)
-        : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept), packs_(packs) {}
+            std::vector<std::shared_ptr<const std::vector<float>>>& kept, PackCache* packs, Precision precision)
+        : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept), packs_(packs), precision_(precision) {}
 
     const Operator& op() const override { return op_; }
 
@@ -41,6 +41,7 @@ public:
         return Slot{nullptr, workspace_offset_};
     }
     std::size_t workspace_floats() const noexcept { return workspace_floats_; }
+    Precision precision() const override { return precision_; }
 
 private:
     const Operator& op_;
@@ -48,6 +49,7 @@ private:
     std::size_t workspace_offset_;
     std::vector<std::shared_ptr<const std::vector<float>>>& kept_;
     PackCache* packs_;
+    Precision precision_;
     std::size_t workspace_floats_ = 0;
 };
 
@@ -68,7 +70,7 @@ std::size_t PackCache::blocks() const {
     return blocks_.size();
 }
 
-std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, PackCache* packs) {
+std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, PackCache* packs, Precision precision) {
     std::shared_ptr<Program> p(new Program());
     p->graph_ = std::move(g);
     const Graph& graph = p->graph_;
@@ -85,7 +87,7 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, Pa
         if (!gen)
             throw UnsupportedError(op->describe() + (op->layer().empty() ? "" : " (from layer '" + op->layer() + "')") +
                                    ": the native backend has no kernel for op type '" + op->type() + "'");
-        Builder b(*op, p->plan_, ws_offset, p->kept_, packs);
+        Builder b(*op, p->plan_, ws_offset, p->kept_, packs, precision);
         auto kernel = (*gen.generator)(b);
         if (!kernel) throw GraphError(op->describe() + ": the kernel builder returned no kernel");
         ws_floats = std::max(ws_floats, b.workspace_floats());

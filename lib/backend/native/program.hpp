@@ -38,7 +38,9 @@ class Program {
 public:
     /// Compiles `g`, whose shapes must be concrete and whose layouts must be legal. With `packs`,
     /// kernels share their prepacked weights with the other programs compiled with it.
-    static std::shared_ptr<const Program> compile(Graph g, const Registry& reg, PackCache* packs = nullptr);
+    /// `precision` is what BuildContext::precision() tells the kernel builders.
+    static std::shared_ptr<const Program> compile(Graph g, const Registry& reg, PackCache* packs = nullptr,
+                                                  Precision precision = Precision::fp32);
 
     std::size_t arena_bytes() const noexcept { return arena_bytes_; }
     const optimize::MemoryPlan& plan() const noexcept { return plan_; }

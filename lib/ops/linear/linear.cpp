@@ -4,6 +4,7 @@
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/op_types.hpp"
@@ -112,6 +113,21 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     // (gemv.hpp), else into the GEMM micro-kernels' panel layout.
     cpu::gemm::BMatrix packed;
     const float* row_packed = nullptr;
+    if (w.is_constant() && b.precision() == Precision::int8 && K <= cpu::gemm::kQMaxK) {
+        // int8 (cpu/gemm/qgemm.hpp): the weights quantised once, the rows at every run.
+        const auto& cw = static_cast<const ConstantVariable&>(w);
+        const auto qw = cpu::gemm::qview(
+            b.keep_shared(cw, "qpack " + std::to_string(N) + "x" + std::to_string(K),
+                          [&] { return cpu::gemm::qpack(cw.data().data(), N, K, N); }),
+            K, N);
+        const auto work = b.workspace(cpu::gemm::qgemm_work_floats(M, K));
+        return native::make_kernel([=](const native::RunContext& c) {
+            cpu::gemm::Epilogue e;
+            e.bias = at_or_null(c, bias);
+            e.act = &act;
+            cpu::gemm::qgemm(M, N, K, c.at(x), K, qw, c.at(y), N, e, c.at(work), c.pool);
+        });
+    }
     if (w.is_constant()) {
         const auto& cw = static_cast<const ConstantVariable&>(w);
         const std::string dims = std::to_string(N) + "x" + std::to_string(K);

@@ -5,6 +5,7 @@
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/op_types.hpp"
@@ -125,7 +126,20 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     // The same condition as cpu::lstm's fused cell, which the split steps run.
     const bool default_acts = p.act.kind == graft_rt::Act::tanh && p.rec_act.kind == graft_rt::Act::sigmoid &&
                               !op.input_or_null("peepholes") && p.clip <= 0.f && !p.input_forget;
-    if (a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
+    // int8 (LoadOptions::precision): W and R quantised per column, whole; the products run
+    // cpu/gemm/qgemm. A GRU whose R is split in two products (no reset_after) keeps R in fp32.
+    const bool split = a.cell == Cell::gru && !a.reset_after;
+    const bool int8 = b.precision() == Precision::int8 && wv.is_constant() && p.i <= cpu::gemm::kQMaxK &&
+                      p.u <= cpu::gemm::kQMaxK;
+    if (int8) {
+        const i64 gu = a.gates * p.u;
+        prep.w_q = b.keep_shared(cst(wv), "qpack " + dims, [&] { return cpu::gemm::qpack(data(wv), gu, p.i, gu); });
+        if (!split && rv.is_constant()) {
+            prep.r_q = b.keep_shared(cst(rv), "qpack " + dims, [&] { return cpu::gemm::qpack(data(rv), gu, p.u, gu); });
+            return prep;
+        }
+    }
+    if (!int8 && a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
         rv.is_constant() && (!bv || bv->is_constant())) {
         // Batch 1: each step split by units in two slices (one per thread when the pool has
         // two), W, R and b regrouped so that a slice's four gates are adjacent.
@@ -148,12 +162,11 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
         if (bv) prep.b_parts = b.keep_shared(cst(*bv), "lstm parts bias " + dims, [&] { return order(*bv, 1); });
         return prep;
     }
-    if (wv.is_constant())
+    if (wv.is_constant() && !prep.w_q)
         prep.w_packed = b.keep_shared(cst(wv), "pack_b " + dims, [&] { return cpu::gemm::pack_b(data(wv), a.gates * p.u, p.i, a.gates * p.u); });
     if (rv.is_constant()) {
         // Panels for products of several rows; the matrix-vector layout when a thread may get a
         // single row (batch 1, or a small batch split over threads).
-        const bool split = a.cell == Cell::gru && !a.reset_after;
         auto pack = [&](bool gemv) {
             return b.keep_shared(cst(rv), std::string(gemv ? "recurrent gemv " : "recurrent panels ") + (split ? "split " : "") + dims,
                                  [&] { return cpu::rnn_pack_recurrent(data(rv), p.u, a.gates, split, gemv); });
@@ -168,17 +181,20 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const Operator& op = b.op();
     const auto a = RnnAttrs::parse(op);
     const auto p = a.params(op);
-    auto work = b.workspace(static_cast<std::size_t>(graft_rt::rnn_workspace(p, a.gates)));
+    const cpu::RnnPrepared prep = prepare(b, a, p);
+    // The int8 products' scratch follows the recurrent workspace.
+    const i64 rnn_floats = graft_rt::rnn_workspace(p, a.gates);
+    auto work = b.workspace(static_cast<std::size_t>(rnn_floats + (prep.w_q ? cpu::rnn_qwork(p) : 0)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
     const auto bias = optional_in(b, "b"), mask = optional_in(b, "mask");
     const auto h0 = optional_in(b, "h0"), c0 = optional_in(b, "c0"), peep = optional_in(b, "peepholes");
     std::optional<native::Slot> h, cst;  // the optional outputs
     if (op.output_or_null("h")) h = b.out("h");
     if (op.output_or_null("c")) cst = b.out("c");
-    const cpu::RnnPrepared prep = prepare(b, a, p);
-    auto with_pool = [prep](const native::RunContext& c) {
+    auto with_pool = [prep, work, rnn_floats](const native::RunContext& c) {
         cpu::RnnPrepared q = prep;
         q.pool = c.pool;
+        if (q.w_q) q.qwork = c.at(work) + rnn_floats;
         return q;
     };
     if (a.cell == Cell::lstm)

@@ -1,0 +1,26 @@
+// graft/precision.hpp - the arithmetic a model's products run in (LoadOptions::precision).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace graft {
+
+/// fp32 (the default) runs every product in float and matches the framework's own results to
+/// float rounding. int8 quantises the weights of Dense / MatMul (constant weights) per output
+/// column and their inputs per row at run time, multiplies in integers and scales back: about
+/// 1% of the outputs' range in error, for a quarter of the weights' bytes. It is a request: on
+/// a CPU without the instructions that make it faster (AVX2 on x86) the model runs in fp32,
+/// and Model::precision() says which ran.
+enum class Precision { fp32, int8 };
+
+inline const char* precision_name(Precision p) noexcept { return p == Precision::int8 ? "int8" : "fp32"; }
+
+/// "fp32" or "int8"; nullopt for anything else.
+inline std::optional<Precision> parse_precision(const std::string& s) {
+    if (s == "fp32") return Precision::fp32;
+    if (s == "int8") return Precision::int8;
+    return std::nullopt;
+}
+
+}  // namespace graft

@@ -1,0 +1,198 @@
+// Int8 matrix products (qgemm.hpp): packing, the portable kernel, the driver.
+#include "cpu/gemm/qgemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cpu/gemm/qkernel.hpp"
+#include "cpu/gemm/ukernel.hpp"
+#include "cpu/threadpool.hpp"
+
+namespace graft::cpu::gemm {
+namespace {
+
+using i64 = std::int64_t;
+
+// ---- the portable kernel: the same arithmetic, plain loops ---------------------------------------
+
+namespace generic {
+struct Q {
+    struct Acc {
+        std::int32_t v[8];
+    };
+    struct Wv {  // 8 columns x 2 k, widened
+        std::int32_t k0[8], k1[8];
+    };
+    static constexpr int N = 8;
+    static Acc zero() { return Acc{}; }
+    static Wv load_w(const std::int8_t* p) {
+        Wv w;
+        for (int j = 0; j < 8; ++j) w.k0[j] = p[2 * j], w.k1[j] = p[2 * j + 1];
+        return w;
+    }
+    /// The pair (k even, k odd) of a row, from the int16s the int32 holds.
+    struct Pair {
+        std::int32_t k0, k1;
+    };
+    static Pair bcast(const std::int32_t* p) {
+        std::int16_t h[2];
+        std::memcpy(h, p, sizeof h);
+        return {h[0], h[1]};
+    }
+    static Acc madd(Acc acc, Pair a, const Wv& w) {
+        for (int j = 0; j < 8; ++j) acc.v[j] += a.k0 * w.k0[j] + a.k1 * w.k1[j];
+        return acc;
+    }
+    static void to_float(const Acc& acc, float sa, const float* sw, const float* add, float* dst) {
+        for (int j = 0; j < 8; ++j) dst[j] = static_cast<float>(acc.v[j]) * (sa * sw[j]) + (add ? add[j] : 0.f);
+    }
+};
+
+#include "cpu/gemm/qkernel_impl.inc"
+
+float quantise(const float* x, i64 K, std::int16_t* q) {
+    float amax = 0.f;
+    bool nan = false;
+    for (i64 k = 0; k < K; ++k) {
+        const float v = std::fabs(x[k]);
+        amax = v > amax ? v : amax;
+        nan = nan || std::isnan(v);
+    }
+    if (nan) amax = std::nanf("");
+    const float inv = amax > 0.f && amax <= 3.4e38f ? 127.f / amax : 0.f;
+    for (i64 k = 0; k < K; ++k) q[k] = static_cast<std::int16_t>(std::nearbyint(x[k] * inv));
+    if (K % 2) q[K] = 0;
+    return amax / 127.f;
+}
+}  // namespace generic
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+i64 round16(i64 n) { return ceil_div(n, kPanel) * kPanel; }
+
+const QKernels& kernels() {
+    const QKernels* avx2 = qkernels_avx2();
+    return active_isa() != Isa::generic && avx2 ? *avx2 : qkernels_generic();
+}
+
+// Tasks smaller than this many multiply-adds stay on the calling thread.
+constexpr i64 kParallelMin = 1 << 16;
+
+}  // namespace
+
+const QKernels& qkernels_generic() {
+    static const QKernels k = generic::make_qkernels(&generic::quantise);
+    return k;
+}
+
+std::size_t qpacked_floats(i64 K, i64 N) {
+    const i64 bytes = ceil_div(K, 2) * 2 * round16(N);
+    return static_cast<std::size_t>(round16(N) + ceil_div(bytes, 4));
+}
+
+std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N) {
+    std::vector<float> out(qpacked_floats(K, N), 0.f);
+    float* scale = out.data();
+    auto* q = reinterpret_cast<std::int8_t*>(out.data() + round16(N));
+    const i64 K2 = ceil_div(K, 2);
+    for (i64 n = 0; n < N; ++n) {
+        float amax = 0.f;
+        for (i64 k = 0; k < K; ++k) amax = std::max(amax, std::fabs(w[k * ldw + n]));
+        // A column of zeros (or one with a non-finite weight, which fp32 would spread too)
+        // keeps scale amax / 127 with every q 0: its outputs are the bias, or NaN.
+        const bool finite = std::isfinite(amax);
+        scale[n] = finite ? amax / 127.f : std::nanf("");
+        const float inv = finite && amax > 0.f ? 127.f / amax : 0.f;
+        std::int8_t* panel = q + (n / kPanel) * K2 * 32 + (n % kPanel) * 2;
+        for (i64 k = 0; k < K; ++k)
+            panel[(k / 2) * 32 + k % 2] = static_cast<std::int8_t>(std::nearbyint(w[k * ldw + n] * inv));
+    }
+    return out;
+}
+
+QMatrix qview(const float* block, i64 K, i64 N) {
+    QMatrix m;
+    m.scale = block;
+    m.data = reinterpret_cast<const std::int8_t*>(block + round16(N));
+    m.K = K, m.N = N;
+    return m;
+}
+
+std::size_t qgemm_work_floats(i64 M, i64 K) { return static_cast<std::size_t>(M * (ceil_div(K, 2) + 1)); }
+
+void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float* C, i64 ldc, const Epilogue& e,
+           float* work, ThreadPool* pool) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        epilogue_only(M, 0, N, C, ldc, e);
+        return;
+    }
+    const QKernels& qk = kernels();
+    const i64 K2 = ceil_div(K, 2);
+    auto* qa = reinterpret_cast<std::int32_t*>(work);
+    float* sa = work + M * K2;
+    for (i64 m = 0; m < M; ++m) sa[m] = qk.quantise(A + m * lda, K, reinterpret_cast<std::int16_t*>(qa + m * K2));
+
+    const i64 panels = ceil_div(N, kPanel);
+    const bool prefetch = K2 * 32 * panels > (i64{1} << 19);
+    const bool act = e.act && e.act->kind != Act::linear;
+    auto tile = [&](i64 m0, int rows, i64 p, int np) {
+        QTile t;
+        t.a = qa + m0 * K2;
+        t.lda = K2;
+        t.sa = sa + m0;
+        t.b = B.data + p * K2 * 32;
+        t.bps = K2 * 32;
+        t.K2 = K2;
+        t.sw = B.scale + p * kPanel;
+        t.c = C + m0 * ldc + p * kPanel;
+        t.ldc = ldc;
+        t.cols = static_cast<int>(std::min<i64>(np * kPanel, N - p * kPanel));
+        t.init = e.accumulate || !e.bias ? nullptr : e.bias + p * kPanel;
+        t.accumulate = e.accumulate;
+        t.prefetch = prefetch;
+        (np == 4 ? qk.wide : qk.rows[rows])(t);
+        if (e.residual || act)
+            for (int r = 0; r < rows; ++r) {
+                float* c = t.c + r * ldc;
+                if (e.residual) {
+                    const float* res = e.residual + (m0 + r) * e.ldr + p * kPanel;
+                    for (int j = 0; j < t.cols; ++j) c[j] += res[j];
+                }
+                if (act) activate(c, c, t.cols, *e.act);
+            }
+    };
+    // Panels [p0, p1) for all rows: a single row four panels at a time, else tiles of six rows.
+    auto run_panels = [&](i64 p0, i64 p1) {
+        if (M == 1) {
+            i64 p = p0;
+            for (; p + 4 <= p1; p += 4) tile(0, 1, p, 4);
+            for (; p < p1; ++p) tile(0, 1, p, 1);
+            return;
+        }
+        for (i64 p = p0; p < p1; ++p)
+            for (i64 m = 0; m < M; m += kQRows) tile(m, static_cast<int>(std::min<i64>(kQRows, M - m)), p, 1);
+    };
+    const int T = pool_size(pool);
+    if (T <= 1 || M * N * K < kParallelMin) {
+        run_panels(0, panels);
+        return;
+    }
+    if (panels >= 2 * T || M <= kQRows) {  // split the columns (in groups of 4 panels for one row)
+        const i64 unit = M == 1 ? 4 : 1, units = ceil_div(panels, unit), chunk = ceil_div(units, T) * unit;
+        parallel_for(pool, ceil_div(panels, chunk),
+                     [&](i64 i) { run_panels(i * chunk, std::min(panels, (i + 1) * chunk)); });
+        return;
+    }
+    // Few panels, many rows: split the rows.
+    const i64 blocks = ceil_div(M, kQRows), chunk = ceil_div(blocks, T) * kQRows;
+    parallel_for(pool, ceil_div(M, chunk), [&](i64 i) {
+        const i64 m1 = std::min(M, (i + 1) * chunk);
+        for (i64 p = 0; p < panels; ++p)
+            for (i64 m = i * chunk; m < m1; m += kQRows) tile(m, static_cast<int>(std::min<i64>(kQRows, m1 - m)), p, 1);
+    });
+}
+
+bool qgemm_fast() { return qkernels_avx2() != nullptr && active_isa() != Isa::generic; }
+
+}  // namespace graft::cpu::gemm

@@ -1,0 +1,54 @@
+// Int8 matrix products with dynamic quantisation: what LoadOptions::precision = int8 runs for a
+// Dense / MatMul with constant weights.
+//
+// Weights are quantised once, symmetrically per output column: w[k, n] ~ qw[k, n] * sw[n] with
+// qw in [-127, 127] and sw[n] = max_k |w[k, n]| / 127. The input rows are quantised at run time,
+// symmetrically per row: a[m, k] ~ qa[m, k] * sa[m]. The product sums qa * qw exactly in int32
+// and scales once: c[m, n] = sa[m] * sw[n] * sum_k qa[m, k] qw[k, n] (+ bias, residual,
+// activation as gemm.hpp's Epilogue). Symmetric scales need no zero points and no column sums.
+//
+// The AVX2 kernel sign-extends the int8 weights to int16 and multiplies pairs of k with
+// vpmaddwd into int32 (exact: no int16 saturation, unlike u8 x s8 vpmaddubsw). Its gain is the
+// weights' bytes: a quarter of fp32's, which is what bounds batch-1 products. Weight layout:
+// panels of 16 columns, [ceil(N/16)][ceil(K/2)][16 columns][2 k] int8, zero-padded, after the
+// scales. A portable kernel (same arithmetic) runs where AVX2 is not active.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cpu/gemm/gemm.hpp"
+
+namespace graft::cpu::gemm {
+
+/// Largest K the int32 sums are exact for (127 * 127 * K < 2^31).
+constexpr std::int64_t kQMaxK = 133000;
+
+/// A packed int8 matrix (a view into qpack()'s block).
+struct QMatrix {
+    const float* scale = nullptr;         // [N] per-column scales sw
+    const std::int8_t* data = nullptr;    // the panels
+    std::int64_t K = 0, N = 0;
+};
+
+/// Floats qpack()'s block of a K x N matrix takes (scales, then the int8 panels).
+std::size_t qpacked_floats(std::int64_t K, std::int64_t N);
+/// Quantises and packs row-major w [K, N] (row stride ldw). 1 <= K <= kQMaxK.
+std::vector<float> qpack(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N);
+/// The view of a block qpack() made for these sizes.
+QMatrix qview(const float* block, std::int64_t K, std::int64_t N);
+
+/// Floats of scratch qgemm() needs for M rows of K (the quantised rows and their scales).
+std::size_t qgemm_work_floats(std::int64_t M, std::int64_t K);
+
+/// C [M, N] (row stride ldc) = A [M, K] (row stride lda) . B, with the epilogue (bias or
+/// accumulate, residual, activation). `work` holds qgemm_work_floats(M, K) floats.
+void qgemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const QMatrix& B,
+           float* C, std::int64_t ldc, const Epilogue& e, float* work, ThreadPool* pool = nullptr);
+
+/// Whether this CPU runs qgemm() faster than gemm(): it has AVX2 (the portable kernel is for
+/// correctness, not speed). LoadOptions::precision = int8 falls back to fp32 where it has not.
+bool qgemm_fast();
+
+}  // namespace graft::cpu::gemm

@@ -1,0 +1,136 @@
+// LoadOptions::precision = int8 (cpu/gemm/qgemm.hpp) on whole models, against the independent
+// references (tfjs for the Keras fixtures; Keras' own predictions for the bench MLP): every
+// fixture stays within a few percent of its outputs' range, the classifier keeps its top-1,
+// and the answers are not fp32's (the int8 path ran). On a CPU without AVX2 the model must say
+// it runs fp32, and match the references as tightly as ever.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+
+#include "cpu/gemm/qgemm.hpp"
+#include "graft/graft.hpp"
+#include "support.hpp"
+
+namespace graft_test_precision {
+
+using namespace graft_test;
+
+namespace {
+
+struct Outcome {
+    double err = 0, range = 0;  // largest |int8 - reference|, largest |reference|
+    bool differs = false;       // some output is not bit-identical to fp32's
+};
+
+/// Runs the fixture in `dir` at fp32 and int8 on the manifest's inputs.
+Outcome run_fixture(const fs::path& dir, const rapidjson::Document& man) {
+    auto str = [](const rapidjson::Value& v, const char* key) { return std::string(v[key].GetString()); };
+    graft::LoadOptions options;
+    fs::path model = dir / str(man, "model");
+    if (man.HasMember("config")) {
+        options.weights_path = model.string();
+        model = dir / str(man, "config");
+    }
+    const auto fp32 = graft::load(model.string(), options);
+    options.precision = graft::Precision::int8;
+    const auto int8 = graft::load(model.string(), options);
+    CHECK(int8.precision() == (graft::cpu::gemm::qgemm_fast() ? graft::Precision::int8 : graft::Precision::fp32));
+    std::map<std::string, graft::Tensor> inputs;
+    for (const auto& in : man["inputs"].GetArray()) inputs[str(in, "name")] = load_npy(dir / str(in, "file"));
+    const auto a = fp32.run(inputs), q = int8.run(inputs);
+    Outcome o;
+    for (const auto& out : man["outputs"].GetArray()) {
+        const auto name = str(out, "name");
+        const auto ref = load_npy(dir / str(out, "file"));
+        const auto& got = q.at(name);
+        REQUIRE(got.shape() == ref.shape());
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+            o.err = std::max(o.err, static_cast<double>(std::fabs(got.data()[i] - ref.data()[i])));
+            o.range = std::max(o.range, static_cast<double>(std::fabs(ref.data()[i])));
+            o.differs = o.differs || got.data()[i] != a.at(name).data()[i];
+        }
+    }
+    return o;
+}
+
+bool has_quantised_layer(const fs::path& dir, const rapidjson::Document& man) {
+    if (man.HasMember("needs_plugin") && man["needs_plugin"].IsString()) return false;
+    const std::string layers = read_text(dir / "manifest.json");
+    for (const char* layer : {"\"Dense\"", "\"LSTM\"", "\"GRU\"", "\"SimpleRNN\""})
+        if (layers.find(layer) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("precision: int8 Keras fixtures with Dense or recurrent layers stay within 3% of their tfjs outputs' range", "[precision][integration]") {
+    std::size_t n = 0;
+    for (const auto& dir : fixture_dirs()) {
+        const auto man = read_manifest(dir);
+        if (!has_quantised_layer(dir, man)) continue;
+        DYNAMIC_SECTION(dir.filename().string()) {
+            const Outcome o = run_fixture(dir, man);
+            fmt::print("precision: int8 {:<34} max_abs_err={:.3g} of range {:.3g}\n", dir.filename().string(), o.err, o.range);
+            if (graft::cpu::gemm::qgemm_fast()) {
+                CHECK(o.err <= 0.03 * o.range + 1e-4);
+                CHECK(o.differs);
+            } else {
+                CHECK(o.err <= 1e-4 * (1 + o.range));
+            }
+        }
+        ++n;
+    }
+    CHECK(n >= 4);
+}
+
+TEST_CASE("precision: the int8 bench MLP keeps Keras' top-1 on 32 rows", "[precision][integration]") {
+    const fs::path dir = fs::path(GRAFT_SHARED_DIR) / "bench/models/mlp";
+    if (!fs::exists(dir / "model.h5")) {
+        WARN("skipped: " << dir << " is absent (the workplace's shared bench models)");
+        return;
+    }
+    graft::LoadOptions options;
+    options.precision = graft::Precision::int8;
+    const auto model = graft::load((dir / "model.h5").string(), options);
+    const auto got = model.run(std::vector<graft::Tensor>{load_npy(dir / "input_b32.npy")})[0];
+    const auto ref = load_npy(dir / "output_b32.npy");
+    REQUIRE(got.shape() == ref.shape());
+    const std::size_t width = static_cast<std::size_t>(ref.shape().back()), rows = ref.size() / width;
+    std::size_t agree = 0;
+    double err = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* g = got.data() + r * width;
+        const float* f = ref.data() + r * width;
+        agree += std::max_element(g, g + width) - g == std::max_element(f, f + width) - f;
+        for (std::size_t j = 0; j < width; ++j) err = std::max(err, static_cast<double>(std::fabs(g[j] - f[j])));
+    }
+    fmt::print("precision: int8 bench mlp: top-1 agrees on {} of {} rows, max_abs_err={:.3g}\n", agree, rows, err);
+    CHECK(agree == rows);
+    CHECK(err <= 0.05);
+}
+
+TEST_CASE("precision: the CLI takes --precision fp32|int8 for run and bench, and refuses others", "[precision][cli]") {
+    const fs::path dir = fixture("dense_sequential_input_layer");
+    TempDir tmp;
+    const std::string in = (dir / "input_input_1.npy").string(), model = (dir / "model.h5").string();
+    const auto ok = run_cli({"run", model, "--input", in, "--output", (tmp.path() / "y.npy").string(), "--precision", "int8"});
+    INFO(ok.err);
+    CHECK(ok.exit_code == 0);
+    CHECK(fs::exists(tmp.path() / "y.npy"));
+    const auto bench = run_cli({"bench", model, "--input", in, "--iters", "2", "--json", "--precision", "int8"});
+    CHECK(bench.exit_code == 0);
+    CHECK(bench.out.find(graft::cpu::gemm::qgemm_fast() ? "\"precision\": \"int8\"" : "\"precision\": \"fp32\"") != std::string::npos);
+    const auto bad = run_cli({"run", model, "--input", in, "--print", "--precision", "bf16"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--precision") != std::string::npos);
+}
+
+}  // namespace graft_test_precision
