@@ -162,7 +162,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
                 if (act) activate(c, c, t.cols, *e.act);
             }
     };
-    // Panels [p0, p1) for all rows: a single row four panels at a time, else tiles of six rows.
+    // Panels [p0, p1) for all rows: a single row four panels at a time, else tiles of kQRows rows.
     auto run_panels = [&](i64 p0, i64 p1) {
         if (M == 1) {
             i64 p = p0;

@@ -7,7 +7,7 @@
 // and scales once: c[m, n] = sa[m] * sw[n] * sum_k qa[m, k] qw[k, n] (+ bias, residual,
 // activation as gemm.hpp's Epilogue). Symmetric scales need no zero points and no column sums.
 //
-// The AVX2 kernel sign-extends the int8 weights to int16 and multiplies pairs of k with
+// The AVX2 kernel (4 x 16 tiles) sign-extends the int8 weights to int16 and multiplies pairs of k with
 // vpmaddwd into int32 (exact: no int16 saturation, unlike u8 x s8 vpmaddubsw). Its gain is the
 // weights' bytes: a quarter of fp32's, which is what bounds batch-1 products. Weight layout:
 // panels of 16 columns, [ceil(N/16)][ceil(K/2)][16 columns][2 k] int8, zero-padded, after the

@@ -6,7 +6,7 @@
 
 namespace graft::cpu::gemm {
 
-constexpr int kQRows = 6;  // rows of a full int8 tile
+constexpr int kQRows = 4;  // rows of a full int8 tile (AVX2: 8 accumulators, 2 weights, no spills)
 
 /// One tile: `rows` rows x P panels of 16 columns, over all of K.
 struct QTile {
@@ -28,7 +28,7 @@ struct QTile {
 using QTileFn = void (*)(const QTile&);
 
 struct QKernels {
-    QTileFn rows[kQRows + 1];  // 1 panel, 1..6 rows
+    QTileFn rows[kQRows + 1];  // 1 panel, 1..kQRows rows
     QTileFn wide;              // 1 row, 4 panels (the batch-1 product)
     /// Quantises x [0, K) into q [0, 2 * ceil(K / 2)) (the pad zero); returns the scale.
     float (*quantise)(const float* x, std::int64_t K, std::int16_t* q);
