@@ -14,6 +14,8 @@ struct Table {
     void (*gelu)(const float*, float*, std::int64_t);
     void (*lstm_cell)(const float*, float*, float*, std::int64_t);
     void (*gru_blend)(const float*, const float*, float*, std::int64_t);
+    void (*softmax_rows)(const float*, float*, std::int64_t, std::int64_t);
+    void (*layer_norm_rows)(const float*, const float*, const float*, float*, std::int64_t, std::int64_t, float);
 };
 
 namespace vm_generic {
@@ -101,6 +103,13 @@ void lstm_cell(const float* z, float* c, float* h, std::int64_t u) {
 }
 void gru_blend(const float* zg, const float* hh, float* h, std::int64_t u) {
     if (u > 0) table().gru_blend(zg, hh, h, u);
+}
+void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len) {
+    if (rows > 0 && len > 0) table().softmax_rows(x, y, rows, len);
+}
+void layer_norm_rows(const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows, std::int64_t k,
+                     float eps) {
+    if (rows > 0 && k > 0) table().layer_norm_rows(x, gamma, beta, y, rows, k, eps);
 }
 
 }  // namespace graft::cpu::vmath

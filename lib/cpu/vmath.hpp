@@ -27,6 +27,16 @@ void gelu(const float* x, float* y, std::int64_t n);
 /// (1 + tanh(x/2)) / 2 here (cheaper; absolute error a few 1e-8, all a gate needs).
 void lstm_cell(const float* z, float* c, float* h, std::int64_t u);
 
+/// Softmax over each of `rows` contiguous rows of `len` (x and y may alias): exp as sigmoid's,
+/// relative error a few ulp; NaN and infinities as graft_rt::softmax.
+void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len);
+
+/// Layer normalization of `rows` rows of k: (x - mean) / sqrt(var + eps) * gamma + beta (gamma,
+/// beta [k] or null; x and y may alias). Mean and variance in float, two passes over V::W partial
+/// sums: relative error about 1e-7 sqrt(k) against double statistics.
+void layer_norm_rows(const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows, std::int64_t k,
+                     float eps);
+
 /// The end of a GRU step with tanh: h = zg h + (1 - zg) tanh(hh), zg already activated (u floats each).
 void gru_blend(const float* zg, const float* hh, float* h, std::int64_t u);
 

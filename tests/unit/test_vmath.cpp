@@ -174,6 +174,78 @@ TEST_CASE("vmath: NaN propagates, tails and in-place calls", "[kernels][activati
     }
 }
 
+TEST_CASE("vmath: softmax rows within a few ulp of double precision (and the float x - max), NaN and infinities as std::exp gives them", "[kernels][activation]") {
+    IsaGuard guard;
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> u(-30.f, 30.f);
+    for (gg::Isa isa : isas()) {
+        REQUIRE(gg::set_isa(isa));
+        INFO("isa " << gg::isa_name(isa));
+        for (i64 len : {1, 3, 7, 8, 9, 16, 33, 64, 100}) {
+            const i64 rows = 3;
+            std::vector<float> x(static_cast<std::size_t>(rows * len + 1), 42.f), y(x.size(), -7.f);  // a guard past the rows
+            for (i64 i = 0; i < rows * len; ++i) x[i] = u(rng);
+            vm::softmax_rows(x.data(), y.data(), rows, len);
+            for (i64 r = 0; r < rows; ++r) {
+                double mx = -1e300, sum = 0;
+                for (i64 l = 0; l < len; ++l) mx = std::max(mx, double(x[r * len + l]));
+                for (i64 l = 0; l < len; ++l) sum += std::exp(double(x[r * len + l]) - mx);
+                for (i64 l = 0; l < len; ++l) {
+                    const double want = std::exp(double(x[r * len + l]) - mx) / sum;
+                    INFO("len " << len << " row " << r << " at " << l << ": got " << double(y[r * len + l]) << " want " << want);
+                    // A few ulp, plus the rounding of x - max in float (relative eps |x - max|), as any float softmax has.
+                    const double arg = std::fabs(double(x[r * len + l]) - mx);
+                    CHECK(std::fabs(y[r * len + l] - want) <= (8 + arg) * std::numeric_limits<float>::epsilon() * want + 1e-37);
+                }
+            }
+            CHECK(y[rows * len] == -7.f);
+            std::vector<float> inplace = x;  // aliasing: y == x
+            vm::softmax_rows(inplace.data(), inplace.data(), rows, len);
+            for (i64 i = 0; i < rows * len; ++i) CHECK(inplace[i] == y[i]);
+        }
+        std::vector<float> bad = {1.f, std::numeric_limits<float>::quiet_NaN(), 2.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        std::vector<float> out(bad.size());
+        vm::softmax_rows(bad.data(), out.data(), 1, static_cast<i64>(bad.size()));
+        for (float v : out) CHECK(std::isnan(v));  // as graft_rt::softmax: the NaN reaches the sum
+        std::vector<float> big = {std::numeric_limits<float>::infinity(), 0.f, 1.f};
+        vm::softmax_rows(big.data(), out.data(), 1, 3);
+        CHECK(std::isnan(out[0]));  // inf - inf
+    }
+}
+
+TEST_CASE("vmath: layer normalization rows against double-precision statistics", "[kernels]") {
+    IsaGuard guard;
+    std::mt19937 rng(18);
+    std::uniform_real_distribution<float> u(-3.f, 5.f);
+    for (gg::Isa isa : isas()) {
+        REQUIRE(gg::set_isa(isa));
+        INFO("isa " << gg::isa_name(isa));
+        for (i64 k : {1, 5, 8, 17, 64, 256, 1000})
+            for (bool affine : {false, true}) {
+                const i64 rows = 3;
+                std::vector<float> x(static_cast<std::size_t>(rows * k + 1), 42.f), y(x.size(), -7.f), g(k), b(k);
+                for (i64 i = 0; i < rows * k; ++i) x[i] = u(rng);
+                for (i64 i = 0; i < k; ++i) g[i] = u(rng), b[i] = u(rng);
+                const float eps = 1e-3f;
+                vm::layer_norm_rows(x.data(), affine ? g.data() : nullptr, affine ? b.data() : nullptr, y.data(), rows, k, eps);
+                for (i64 r = 0; r < rows; ++r) {
+                    double mean = 0, var = 0;
+                    for (i64 i = 0; i < k; ++i) mean += x[r * k + i];
+                    mean /= double(k);
+                    for (i64 i = 0; i < k; ++i) var += (x[r * k + i] - mean) * (x[r * k + i] - mean);
+                    const double inv = 1 / std::sqrt(var / double(k) + eps);
+                    for (i64 i = 0; i < k; ++i) {
+                        const double norm = (x[r * k + i] - mean) * inv;
+                        const double want = affine ? norm * g[i] + b[i] : norm;
+                        INFO("k " << k << " row " << r << " at " << i);
+                        CHECK(std::fabs(y[r * k + i] - want) <= 2e-6 * (1 + std::fabs(norm) * (affine ? std::fabs(g[i]) : 1.0)) + 1e-6 * std::fabs(want));
+                    }
+                }
+                CHECK(y[rows * k] == -7.f);
+            }
+    }
+}
+
 TEST_CASE("vmath: LSTM cell and GRU blend against double precision", "[kernels][recurrent]") {
     IsaGuard guard;
     std::mt19937 rng(5);

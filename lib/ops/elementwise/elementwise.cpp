@@ -2,6 +2,7 @@
 // graft_rt's), and Merge's steps in a fused elementwise program.
 #include "ops/elementwise/elementwise.hpp"
 
+#include "cpu/vmath.hpp"
 #include "graft_rt/softmax.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
@@ -108,6 +109,8 @@ Outputs infer_softmax(const Operator& op) {
 std::unique_ptr<native::Kernel> build_softmax(native::BuildContext& b) {
     const auto sp = split_at(*b.op().input("x"), softmax_axis(b.op()));
     const auto x = b.in("x"), y = b.out("y");
+    if (sp.inner == 1)  // the axis is the last: rows, with the vectorized exp
+        return native::make_kernel([=](const native::RunContext& c) { cpu::vmath::softmax_rows(c.at(x), c.at(y), sp.outer, sp.len); });
     return native::make_kernel(
         [=](const native::RunContext& c) { graft_rt::softmax(c.at(x), c.at(y), sp.outer, sp.len, sp.inner); });
 }

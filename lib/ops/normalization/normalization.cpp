@@ -2,6 +2,7 @@
 // of LayerNorm, GroupNorm, L2Normalize and LRN. Both backends run graft_rt/normalization.hpp.
 #include "ops/normalization/normalization.hpp"
 
+#include "cpu/vmath.hpp"
 #include "graft_rt/normalization.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
@@ -102,7 +103,7 @@ std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     const auto a = RowNormAttrs::parse(b.op());
     const auto r = a.rows(*b.op().input("x"));
     return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
-        graft_rt::layer_norm(x, gamma, beta, y, r.m, r.k, a.epsilon);
+        cpu::vmath::layer_norm_rows(x, gamma, beta, y, r.m, r.k, a.epsilon);
     });
 }
 
