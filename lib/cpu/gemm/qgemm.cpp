@@ -60,7 +60,11 @@ float quantise(const float* x, i64 K, std::int16_t* q) {
         nan = nan || std::isnan(v);
     }
     if (nan) amax = std::nanf("");
-    const float inv = amax > 0.f && amax <= 3.4e38f ? 127.f / amax : 0.f;
+    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {  // (nearly) zeros, or not finite: all q 0 (see qgemm_avx2.cpp)
+        std::memset(q, 0, static_cast<std::size_t>(K + K % 2) * sizeof(std::int16_t));
+        return amax / 127.f;
+    }
+    const float inv = 127.f / amax;
     for (i64 k = 0; k < K; ++k) q[k] = static_cast<std::int16_t>(std::nearbyint(x[k] * inv));
     if (K % 2) q[K] = 0;
     return amax / 127.f;
@@ -97,12 +101,19 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N) {
     const i64 K2 = ceil_div(K, 2);
     for (i64 n = 0; n < N; ++n) {
         float amax = 0.f;
-        for (i64 k = 0; k < K; ++k) amax = std::max(amax, std::fabs(w[k * ldw + n]));
-        // A column of zeros (or one with a non-finite weight, which fp32 would spread too)
-        // keeps scale amax / 127 with every q 0: its outputs are the bias, or NaN.
-        const bool finite = std::isfinite(amax);
+        bool nan = false;
+        for (i64 k = 0; k < K; ++k) {
+            const float v = std::fabs(w[k * ldw + n]);
+            amax = v > amax ? v : amax;
+            nan = nan || std::isnan(v);
+        }
+        // A column with a NaN or an infinite weight gets scale NaN and every q 0: its outputs are
+        // NaN, as fp32's would be. One of zeros, or below 1e-30 (where 127 / amax could overflow),
+        // keeps every q 0 too: its outputs are the bias, and a product that small is lost.
+        const bool finite = !nan && std::isfinite(amax);
         scale[n] = finite ? amax / 127.f : std::nanf("");
-        const float inv = finite && amax > 0.f ? 127.f / amax : 0.f;
+        if (!finite || !(amax >= 1e-30f)) continue;
+        const float inv = 127.f / amax;
         std::int8_t* panel = q + (n / kPanel) * K2 * 32 + (n % kPanel) * 2;
         for (i64 k = 0; k < K; ++k)
             panel[(k / 2) * 32 + k % 2] = static_cast<std::int8_t>(std::nearbyint(w[k * ldw + n] * inv));

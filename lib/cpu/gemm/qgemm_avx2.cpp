@@ -49,9 +49,14 @@ float quantise(const float* x, std::int64_t K, std::int16_t* q) {
         any_nan = any_nan || v != v;
     }
     if (any_nan) amax = __builtin_nanf("");
-    // A row of zeros, or one that is not finite, quantises to zeros with scale amax (0, inf or
-    // NaN), so that the products come out 0 or NaN as the float product would.
-    const float inv = amax > 0.f && amax <= 3.4e38f ? 127.f / amax : 0.f;
+    // A row of zeros (or below 1e-30, where 127 / amax could overflow), or one that is not
+    // finite, quantises to zeros with scale amax / 127: the products come out (nearly) 0, or NaN
+    // as the float product would.
+    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {
+        for (std::int64_t j = 0; j < K + K % 2; ++j) q[j] = 0;
+        return amax / 127.f;
+    }
+    const float inv = 127.f / amax;
     const __m256 vi = _mm256_set1_ps(inv);
     k = 0;
     for (; k + 16 <= K; k += 16) {
