@@ -82,8 +82,8 @@ float* qwork(const RnnPrepared& pr, const RnnParams& p, const Rows& r) {
 void project_inputs(const float* x, const float* W, const float* bias, const RnnParams& p, const RnnPrepared& pr,
                     int gates, const Rows& r, float* xp) {
     const i64 gu = gates * p.u;
-    matmul(r.count() * p.t, gu, p.i, x + r.n0 * p.t * p.i, p.i, Mat{W, gu, pr.w_packed, nullptr, pr.w_q, qwork(pr, p, r)},
-           xp + r.n0 * p.t * gu, gu, bias, false);
+    const Mat wm{W, gu, pr.w_packed, nullptr, pr.w_q, qwork(pr, p, r)};
+    matmul(r.count() * p.t, gu, p.i, x + r.n0 * p.t * p.i, p.i, wm, xp + r.n0 * p.t * gu, gu, bias, false);
 }
 
 /// The step's rows of the projection: row n at z(n) = xp + (n*T + tt) * G*U.
@@ -129,8 +129,8 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
         project_inputs(x, W, b, p, pr, 1, r, w.xp);
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-            matmul(r.count(), U, U, w.h + r.n0 * U, U, Mat{R, U, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)}, zrow(w, p, U, r.n0, tt),
-                   p.t * U, nullptr, true);
+            const Mat rm{R, U, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)};
+            matmul(r.count(), U, U, w.h + r.n0 * U, U, rm, zrow(w, p, U, r.n0, tt), p.t * U, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, U, n, tt);
                 graft_rt::rnn_clip(z, U, p);
@@ -162,8 +162,8 @@ void lstm(const float* x, const float* W, const float* R, const float* b, const 
         graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
         graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-            matmul(r.count(), G, U, w.h + r.n0 * U, U, Mat{R, G, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)}, zrow(w, p, G, r.n0, tt),
-                   p.t * G, nullptr, true);
+            const Mat rm{R, G, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)};
+            matmul(r.count(), G, U, w.h + r.n0 * U, U, rm, zrow(w, p, G, r.n0, tt), p.t * G, nullptr, true);
             for (i64 n = r.n0; n < r.n1; ++n) {
                 float* z = zrow(w, p, G, n, tt);
                 float* c = w.c + n * U;

@@ -247,8 +247,9 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
 
 // int8 (gemm::qgemm): W and R quantised per column, h and x per row at run time; an int8 LSTM at
 // batch 1 runs whole (split by units over two threads, measured, its per-step barrier cost what the
-// second thread saved). Against the double reference of the float weights, within 0.02 (outputs are tanh-bounded; the quantisation error of
-// these sizes is a few 1e-3, a wrong column or scale is 0.1 and more).
+// second thread saved). Against the double reference of the float weights, within 0.02 (outputs
+// are tanh-bounded; the quantisation error of these sizes is a few 1e-3, a wrong column or scale
+// is 0.1 and more).
 TEST_CASE("recurrent: int8 weights stay within 0.02 of the float reference, on one thread or two", "[kernels][recurrent]") {
     std::mt19937 g(92);
     graft::cpu::ThreadPool two(2);

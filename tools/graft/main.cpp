@@ -59,8 +59,8 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
 /// --precision, for the commands that run the model.
 void add_precision_option(CLI::App& cmd, ModelOptions& o) {
     cmd.add_option("--precision", o.precision,
-                   "fp32 (default, exact to float rounding) or int8: Dense/MatMul weights quantised per column, inputs per "
-                   "row (falls back to fp32 on a CPU without AVX2)")
+                   "fp32 (default, exact to float rounding) or int8: Dense/MatMul and RNN weights quantised per column, "
+                   "inputs per row (falls back to fp32 on a CPU without AVX2)")
         ->check(CLI::IsMember({"fp32", "int8"}));
 }
 

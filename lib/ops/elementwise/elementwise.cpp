@@ -110,7 +110,8 @@ std::unique_ptr<native::Kernel> build_softmax(native::BuildContext& b) {
     const auto sp = split_at(*b.op().input("x"), softmax_axis(b.op()));
     const auto x = b.in("x"), y = b.out("y");
     if (sp.inner == 1)  // the axis is the last: rows, with the vectorized exp
-        return native::make_kernel([=](const native::RunContext& c) { cpu::vmath::softmax_rows(c.at(x), c.at(y), sp.outer, sp.len); });
+        return native::make_kernel(
+            [=](const native::RunContext& c) { cpu::vmath::softmax_rows(c.at(x), c.at(y), sp.outer, sp.len); });
     return native::make_kernel(
         [=](const native::RunContext& c) { graft_rt::softmax(c.at(x), c.at(y), sp.outer, sp.len, sp.inner); });
 }
