@@ -129,6 +129,22 @@ struct Session::State {
     std::map<ProgramKey, Arena> arenas;
     int threads = 1;
     std::unique_ptr<cpu::ThreadPool> pool;  // created on the first run when threads != 1
+    bool profiling = false;
+    std::vector<OpProfile> profile;                  // in the order operators first ran
+    std::map<std::string, std::size_t> profile_index;  // type + name -> entry
+    std::vector<double> kernel_seconds;              // one run's, per kernel
+
+    void run_profiled(const native::Program& p, std::byte* base) {
+        kernel_seconds.assign(p.kernel_count(), 0.0);
+        p.run_timed(base, thread_pool(), kernel_seconds.data());
+        for (std::size_t i = 0; i < p.kernel_count(); ++i) {
+            const auto& o = p.origins()[i];
+            auto [it, fresh] = profile_index.emplace(o.type + '\n' + o.name, profile.size());
+            if (fresh) profile.push_back(OpProfile{o.type, o.name, o.layer, 0.0, 0});
+            profile[it->second].seconds += kernel_seconds[i];
+            ++profile[it->second].runs;
+        }
+    }
 
     cpu::ThreadPool* thread_pool() {
         if (!pool && threads != 1) pool = std::make_unique<cpu::ThreadPool>(threads);
@@ -151,7 +167,12 @@ struct Session::State {
 
 Session& Model::Shared::default_session() {
     // Non-owning: this session lives inside Shared, so owning Shared would be a cycle.
-    if (!session) session.reset(new Session(std::make_unique<Session::State>(Session::State{std::shared_ptr<Shared>(std::shared_ptr<Shared>{}, this), {}, threads, nullptr})));
+    if (!session) {
+        auto state = std::make_unique<Session::State>();
+        state->model = std::shared_ptr<Shared>(std::shared_ptr<Shared>{}, this);
+        state->threads = threads;
+        session.reset(new Session(std::move(state)));
+    }
     return *session;
 }
 
@@ -210,7 +231,10 @@ DType Model::output_dtype(std::size_t i) const { return shared_->graph.outputs()
 const std::vector<std::string>& Model::value_inputs() const { return shared_->value_inputs; }
 
 Session Model::session() const {
-    return Session(std::make_unique<Session::State>(Session::State{shared_, {}, shared_->threads, nullptr}));
+    auto state = std::make_unique<Session::State>();
+    state->model = shared_;
+    state->threads = shared_->threads;
+    return Session(std::move(state));
 }
 
 void Model::set_threads(int threads) {
@@ -224,6 +248,15 @@ Precision Model::precision() const { return shared_->precision; }
 int Session::threads() const {
     return state_->threads == 0 ? cpu::ThreadPool::hardware_threads() : state_->threads;
 }
+void Session::set_profiling(bool on) {
+    if (on && !state_->profiling) {
+        state_->profile.clear();
+        state_->profile_index.clear();
+    }
+    state_->profiling = on;
+}
+std::vector<OpProfile> Session::profile() const { return state_->profile; }
+
 std::size_t Session::arena_bytes() const {
     std::size_t n = 0;
     for (const auto& [key, a] : state_->arenas) n += a.program->arena_bytes();
@@ -345,7 +378,10 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
     const native::Program& p = *arena.program;
     for (std::size_t i = 0; i < inputs.size(); ++i)
         to_carrier(inputs[i], g.inputs()[i]->dtype(), g.input_name(i), p.inputs()[i].get(arena.base));
-    p.run(arena.base, state_->thread_pool());
+    if (state_->profiling)
+        state_->run_profiled(p, arena.base);
+    else
+        p.run(arena.base, state_->thread_pool());
     std::vector<Tensor> out;
     out.reserve(p.outputs().size());
     for (std::size_t i = 0; i < p.outputs().size(); ++i)

@@ -152,6 +152,15 @@ private:
     std::shared_ptr<Shared> shared_;
 };
 
+/// The time one operator took over a session's profiled runs (Session::set_profiling).
+struct OpProfile {
+    std::string type;    // the IR operator type (Conv2D, Linear, ...)
+    std::string name;    // the operator's name
+    std::string layer;   // the model layer (or ONNX node) it came from; empty for graft's own
+    double seconds = 0;  // wall time summed over the runs
+    std::int64_t runs = 0;
+};
+
 class GRAFT_API Session {
 public:
     ~Session();
@@ -165,6 +174,13 @@ public:
     int threads() const;
     /// Bytes of working memory (the memory plan's arenas) this session holds so far.
     std::size_t arena_bytes() const;
+
+    /// Times each operator of the runs that follow (one clock read per operator), until turned
+    /// off. Turning it on clears what profile() holds.
+    void set_profiling(bool on);
+    /// What the profiled runs measured, per operator in the order they first ran; operators of
+    /// the programs for different batch sizes or shapes with the same name are summed.
+    std::vector<OpProfile> profile() const;
 
     struct State;
 

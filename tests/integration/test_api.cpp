@@ -1,6 +1,7 @@
 // The host API: dynamic batch, concurrent sessions, and typed errors for bad model files.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <thread>
 
 #include "graft/frontend/keras.hpp"
@@ -62,6 +63,41 @@ TEST_CASE("api: sessions on one model run in parallel", "[api]") {
         });
     for (auto& th : threads) th.join();
     REQUIRE(ok == std::vector<int>(4, 1));
+}
+
+TEST_CASE("api: a profiling session times each operator and still computes the reference", "[api][profile]") {
+    auto model = graft::load((kShared / "model.h5").string());
+    std::map<std::string, graft::Tensor> in;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i)
+        in.emplace(model.input_name(i), load_npy(kShared / ("input_" + model.input_name(i) + ".npy")));
+    const auto ref = load_npy(kShared / ("output_" + model.output_name(0) + ".npy"));
+    auto session = model.session();
+    session.run(in);
+    REQUIRE(session.profile().empty());  // off by default
+    session.set_profiling(true);
+    for (int k = 0; k < 3; ++k) REQUIRE(compare(session.run(in).at(model.output_name(0)), ref, 1e-5, 1e-5).ok());
+    session.set_profiling(false);
+    session.run(in);  // not counted
+    const auto profile = session.profile();
+    REQUIRE(!profile.empty());
+    std::set<std::string> names;
+    for (const auto& p : profile) {
+        INFO(p.type << " " << p.name);
+        REQUIRE(p.runs == 3);
+        REQUIRE(p.seconds >= 0);
+        REQUIRE(!p.type.empty());
+        REQUIRE(names.insert(p.type + " " + p.name).second);  // one entry per operator
+    }
+    // Every operator of the optimized graph that does work is there (Reshape-like ones may be
+    // elided views, so at least the Linear ones of the model's Dense layers).
+    std::size_t linear = 0;
+    for (const auto& p : profile) linear += p.type == "Linear";
+    std::size_t graph_linear = 0;
+    for (const auto* op : model.graph().operators()) graph_linear += op->type() == "Linear";
+    REQUIRE(linear == graph_linear);
+    REQUIRE(linear > 0);
+    session.set_profiling(true);  // turning it on again starts afresh
+    REQUIRE(session.profile().empty());
 }
 
 TEST_CASE("api: inputs are checked by name and shape", "[api][errors]") {

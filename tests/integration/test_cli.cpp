@@ -110,4 +110,29 @@ TEST_CASE("cli: convert writes a descriptor: the IR as JSON, weights apart", "[c
     CHECK(file_names(tmp / "ir") == std::vector<std::string>{"graph.json", "weights.bin"});
 }
 
+TEST_CASE("cli: bench --profile names the operators and the time per type", "[cli][profile]") {
+    const auto text = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "3", "--profile", "2"});
+    INFO(text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("per operator:") != std::string::npos);
+    CHECK(text.out.find("the 2 slowest") != std::string::npos);
+    CHECK(text.out.find("per operator type:") != std::string::npos);
+    CHECK(text.out.find("Linear") != std::string::npos);
+
+    const auto json = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "3", "--profile", "1", "--json"});
+    REQUIRE(json.exit_code == 0);
+    rapidjson::Document d;
+    d.Parse(json.out.c_str());
+    REQUIRE(!d.HasParseError());
+    REQUIRE(d.HasMember("profile"));
+    REQUIRE(d["profile"].IsArray());
+    REQUIRE(d["profile"].Size() >= 1);  // every operator, whatever N
+    for (const auto& op : d["profile"].GetArray()) {
+        CHECK(op["type"].IsString());
+        CHECK(op["name"].IsString());
+        CHECK(op["ms"].GetDouble() >= 0);
+    }
+    CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--profile", "-1"}).exit_code == 2);
+}
+
 }  // namespace graft_test_cli

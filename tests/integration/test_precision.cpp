@@ -127,7 +127,11 @@ TEST_CASE("precision: the CLI takes --precision fp32|int8 for run and bench, and
     CHECK(fs::exists(tmp.path() / "y.npy"));
     const auto bench = run_cli({"bench", model, "--input", in, "--iters", "2", "--json", "--precision", "int8"});
     CHECK(bench.exit_code == 0);
-    CHECK(bench.out.find(graft::cpu::gemm::qgemm_fast() ? "\"precision\": \"int8\"" : "\"precision\": \"fp32\"") != std::string::npos);
+    rapidjson::Document j;
+    j.Parse(bench.out.c_str());
+    REQUIRE(!j.HasParseError());
+    REQUIRE(j.HasMember("precision"));
+    CHECK(std::string(j["precision"].GetString()) == (graft::cpu::gemm::qgemm_fast() ? "int8" : "fp32"));
     const auto bad = run_cli({"run", model, "--input", in, "--print", "--precision", "bf16"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--precision") != std::string::npos);

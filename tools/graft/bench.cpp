@@ -8,15 +8,19 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <sys/resource.h>
 
 #include "commands.hpp"
 #include "graft/graft.hpp"
+#include "graft/printable.hpp"
 #include "npy.hpp"
 
 namespace graft::cli {
@@ -68,6 +72,34 @@ std::vector<Tensor> make_inputs(const Model& m, const BenchOptions& o) {
         inputs[i] = std::move(t);
     }
     return inputs;
+}
+
+/// The `top` slowest operators, then the time per operator type.
+void print_profile(const std::vector<OpProfile>& profile, double total_ms, std::size_t top) {
+    auto ms = [](const OpProfile& p) { return 1e3 * p.seconds / static_cast<double>(std::max<std::int64_t>(1, p.runs)); };
+    auto share = [total_ms](double v) { return total_ms > 0 ? 100.0 * v / total_ms : 0.0; };
+    std::vector<const OpProfile*> order;
+    for (const auto& p : profile) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [&](const OpProfile* a, const OpProfile* b) { return ms(*a) > ms(*b); });
+    fmt::print("  per operator: {:.4g} ms per run in {} operators; the {} slowest:\n", total_ms, profile.size(),
+               std::min(top, order.size()));
+    fmt::print("  {:>9}  {:>6}  {:<18} {}\n", "ms", "share", "type", "operator (layer)");
+    for (std::size_t i = 0; i < order.size() && i < top; ++i) {
+        const OpProfile& p = *order[i];
+        fmt::print("  {:>9.4f}  {:>5.1f}%  {:<18} {}{}\n", ms(p), share(ms(p)), printable(p.type), printable(p.name),
+                   p.layer.empty() || p.layer == p.name ? "" : " (" + printable(p.layer) + ")");
+    }
+    std::map<std::string, std::pair<double, int>> by_type;
+    for (const auto& p : profile) {
+        auto& t = by_type[p.type];
+        t.first += ms(p);
+        ++t.second;
+    }
+    std::vector<std::pair<std::string, std::pair<double, int>>> types(by_type.begin(), by_type.end());
+    std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    fmt::print("  per operator type:\n");
+    for (const auto& [type, t] : types)
+        fmt::print("  {:>9.4f}  {:>5.1f}%  {:<18} x{}\n", t.first, share(t.first), printable(type), t.second);
 }
 
 }  // namespace
@@ -146,17 +178,71 @@ void bench(const BenchOptions& o) {
         if (v->is_constant()) weight_bytes += 4.0 * static_cast<double>(v->numel());
     const double weight_mb = weight_bytes / (1024.0 * 1024.0);
 
+    std::vector<OpProfile> profile;
+    double profiled_ms = 0;  // per run, all operators
+    if (o.profile > 0) {
+        session.set_profiling(true);
+        for (int i = 0; i < o.iters; ++i) session.run(inputs);
+        session.set_profiling(false);
+        profile = session.profile();
+        for (const auto& p : profile) profiled_ms += 1e3 * p.seconds / static_cast<double>(o.iters);
+    }
+
     if (o.json) {
-        fmt::print("{{\"model\": \"{}\", \"precision\": \"{}\", \"batch\": {}, \"threads\": {}, \"warmup\": {}, \"iters\": {}, \"median_ms\": {:.6g}, "
-                   "\"min_ms\": {:.6g}, \"load_ms\": {:.4g}, \"first_run_ms\": {:.4g}, \"first_result_ms\": {:.4g}, "
-                   "\"peak_rss_mb\": {:.1f}, \"arena_mb\": {:.2f}, \"weight_mb\": {:.3f}",
-                   o.model.path, precision_name(model.precision()), batch, session.threads(), warm, n, median, min, load_ms, first_run_ms, first_result_ms,
-                   peak_rss_mb(), arena_mb, weight_mb);
-        if (checked)
-            fmt::print(", \"check\": \"{}\", \"max_abs_err\": {:.3g}, \"ok\": {}", o.check, max_err, ok ? "true" : "false");
-        if (top1_rows)
-            fmt::print(", \"top1_rows\": {}, \"top1_agree\": {}", top1_rows, top1_agree);
-        fmt::print("}}\n");
+        rapidjson::StringBuffer buf;
+        rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+        auto str = [&w](const char* key, const std::string& v) {
+            w.Key(key);
+            w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+        };
+        auto num = [&w](const char* key, double v) {
+            w.Key(key);
+            w.Double(v);
+        };
+        auto integer = [&w](const char* key, std::int64_t v) {
+            w.Key(key);
+            w.Int64(v);
+        };
+        w.StartObject();
+        str("model", o.model.path);
+        str("precision", precision_name(model.precision()));
+        integer("batch", batch);
+        integer("threads", session.threads());
+        integer("warmup", warm);
+        integer("iters", static_cast<std::int64_t>(n));
+        num("median_ms", median);
+        num("min_ms", min);
+        num("load_ms", load_ms);
+        num("first_run_ms", first_run_ms);
+        num("first_result_ms", first_result_ms);
+        num("peak_rss_mb", peak_rss_mb());
+        num("arena_mb", arena_mb);
+        num("weight_mb", weight_mb);
+        if (checked) {
+            str("check", o.check);
+            num("max_abs_err", max_err);
+            w.Key("ok");
+            w.Bool(ok);
+        }
+        if (top1_rows) {
+            integer("top1_rows", static_cast<std::int64_t>(top1_rows));
+            integer("top1_agree", static_cast<std::int64_t>(top1_agree));
+        }
+        if (o.profile > 0) {
+            w.Key("profile");
+            w.StartArray();
+            for (const auto& p : profile) {
+                w.StartObject();
+                str("type", printable(p.type));
+                str("name", printable(p.name));
+                str("layer", printable(p.layer));
+                num("ms", 1e3 * p.seconds / static_cast<double>(std::max<std::int64_t>(1, p.runs)));
+                w.EndObject();
+            }
+            w.EndArray();
+        }
+        w.EndObject();
+        fmt::print("{}\n", buf.GetString());
     } else {
         fmt::print("{} {} batch={} threads={} iters={} (warm-up {}): median {:.4g} ms, min {:.4g} ms\n", o.model.path,
                    precision_name(model.precision()), batch, session.threads(), n, warm, median, min);
@@ -167,6 +253,7 @@ void bench(const BenchOptions& o) {
             fmt::print("  check vs {}: max |diff| {:.3g} ({}){}\n", o.check, max_err, ok ? "ok" : "FAILED",
                        top1_rows ? fmt::format(", top-1 the reference's in {} of {} rows", top1_agree, top1_rows) : "");
     }
+    if (o.profile > 0 && !o.json) print_profile(profile, profiled_ms, static_cast<std::size_t>(o.profile));
     if (checked && !ok) throw Error(fmt::format("output '{}' differs from {} by up to {:.3g} (atol {}, rtol {})",
                                                 model.output_name(0), o.check, max_err, o.atol, o.rtol));
 }

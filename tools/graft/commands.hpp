@@ -51,6 +51,7 @@ struct BenchOptions {
     int iters = 100;
     int warmup = 5;
     bool json = false;
+    int profile = 0;    ///< after timing: --iters more runs timed per operator, the `profile` slowest printed
     std::string check;  ///< reference .npy for the first output
     double atol = 1e-4, rtol = 1e-4;
 };

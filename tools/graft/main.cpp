@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
     bench_cmd->add_option("--atol", bench.atol, "absolute tolerance of --check (default 1e-4)");
     bench_cmd->add_option("--rtol", bench.rtol, "relative tolerance of --check (default 1e-4)");
     bench_cmd->add_flag("--json", bench.json, "print one JSON line");
+    bench_cmd->add_option("--profile", bench.profile,
+                          "then time --iters more runs per operator and print the N slowest operators and the time per op type "
+                          "(with --json: a \"profile\" array of all operators)")
+        ->check(CLI::NonNegativeNumber);
     cli::add_precision_option(*bench_cmd, bench.model);
 
     cli::PluginsOptions plugins;

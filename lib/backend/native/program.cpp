@@ -1,6 +1,7 @@
 #include "backend/native/program.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 namespace graft::native {
@@ -92,6 +93,7 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, Pa
         if (!kernel) throw GraphError(op->describe() + ": the kernel builder returned no kernel");
         ws_floats = std::max(ws_floats, b.workspace_floats());
         p->kernels_.push_back(std::move(kernel));
+        p->origins_.push_back({op->type(), op->name(), op->layer()});
         if (gen.owner->keepalive) p->owners_.push_back(*gen.owner);
     }
     p->arena_bytes_ = ws_offset + ws_floats * sizeof(float);
@@ -109,6 +111,18 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, Pa
         p->output_shapes_.push_back(v->shape());
     }
     return p;
+}
+
+void Program::run_timed(std::byte* arena, cpu::ThreadPool* pool, double* seconds) const {
+    using Clock = std::chrono::steady_clock;
+    const RunContext ctx{arena, pool};
+    auto t = Clock::now();
+    for (std::size_t i = 0; i < kernels_.size(); ++i) {
+        kernels_[i]->run(ctx);
+        const auto now = Clock::now();
+        seconds[i] += std::chrono::duration<double>(now - t).count();
+        t = now;
+    }
 }
 
 }  // namespace graft::native

@@ -58,6 +58,14 @@ public:
         const RunContext ctx{arena, pool};
         for (const auto& k : kernels_) k->run(ctx);
     }
+    /// The same, adding each kernel's wall time to seconds[i] (kernel_count() entries).
+    void run_timed(std::byte* arena, cpu::ThreadPool* pool, double* seconds) const;
+
+    /// The operator kernel i runs: its type, name and the model layer it came from.
+    struct KernelOrigin {
+        std::string type, name, layer;
+    };
+    const std::vector<KernelOrigin>& origins() const noexcept { return origins_; }
 
 private:
     Program() = default;
@@ -65,6 +73,7 @@ private:
     Graph graph_;                                          // the specialized graph (constants live here)
     std::vector<std::shared_ptr<const std::vector<float>>> kept_;
     std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
+    std::vector<KernelOrigin> origins_;                    // one per kernel
     optimize::MemoryPlan plan_;
     std::size_t arena_bytes_ = 0;
     std::size_t elided_ = 0;
