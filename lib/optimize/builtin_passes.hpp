@@ -15,6 +15,7 @@ bool remove_noops(Graph& g, const Registry& reg);        // Identity, identity R
 bool constant_fold(Graph& g, const Registry& reg);       // ops whose inputs are all constants, run on the native kernels
 bool fold_batchnorm(Graph& g, const Registry& reg);      // BatchNormalization into the preceding Linear/Conv weights and bias
 bool fold_bias_add(Graph& g, const Registry& reg);       // Add of a per-channel constant into the preceding Linear/Conv bias
+bool fold_pad(Graph& g, const Registry& reg);            // a zero Pad of spatial axes into the convolution reading it
 bool fuse_activation(Graph& g, const Registry& reg);     // Activation into its producer's epilogue
 bool fuse_elementwise(Graph& g, const Registry& reg);    // chains of elementwise ops into one FusedElementwise
 bool fuse_residual(Graph& g, const Registry& reg);       // Add(conv(x), r) into the conv's residual input

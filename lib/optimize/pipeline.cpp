@@ -17,6 +17,7 @@ const std::map<std::string, Factory>& factories() {
         {"constant_fold", passes::constant_fold},
         {"fold_batchnorm", passes::fold_batchnorm},
         {"fold_bias_add", passes::fold_bias_add},
+        {"fold_pad", passes::fold_pad},
         {"fuse_activation", passes::fuse_activation},
         {"fuse_elementwise", passes::fuse_elementwise},
         {"fuse_residual", passes::fuse_residual},
@@ -126,9 +127,10 @@ Pipeline pipeline_for(int level, const std::string& backend) {
         p.add_group("layout", {"legalize_layout", "cancel_transposes", "remove_noops", "constant_fold", "cse", "dead_ops"});
         return p;
     }
-    p.add_group("folds", {"remove_noops", "constant_fold", "fold_batchnorm", "fold_bias_add", "fuse_residual", "fuse_activation", "cse", "dead_ops"});
+    p.add_group("folds", {"remove_noops", "constant_fold", "fold_batchnorm", "fold_bias_add", "fold_pad", "fuse_residual",
+                          "fuse_activation", "cse", "dead_ops"});
     p.add_group("layout", {"legalize_layout", "cancel_transposes", "sink_transposes", "remove_noops", "constant_fold",
-                           "fold_batchnorm", "fuse_residual", "fuse_activation", "cse", "dead_ops"});
+                           "fold_batchnorm", "fold_pad", "fuse_residual", "fuse_activation", "cse", "dead_ops"});
     // Last: elementwise chains fuse only once every epilogue fusion above has had its turn.
     p.add_group("fusion", {"fuse_elementwise"});
     return p;

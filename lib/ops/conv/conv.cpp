@@ -106,6 +106,11 @@ ConvAttrs ConvAttrs::parse(const Operator& op) {
     }
     if (a.padding == "causal" && a.rank != 1 && a.kind != Kind::transpose)
         shape_fail(op, "causal padding exists only for 1-D convolutions");
+    if (a.padding == "explicit") {
+        if (a.kind == Kind::transpose) shape_fail(op, "explicit pads are for forward convolutions only");
+        a.pads = op.attr<std::vector<i64>>("pads");
+        if (a.pads.size() != 2 * n) shape_fail(op, "pads need " + std::to_string(2 * n) + " entries (begin, then end)");
+    }
     return a;
 }
 
@@ -141,8 +146,9 @@ graft_rt::Conv3DParams ConvAttrs::geometry(const Operator& op) const {
     for (std::size_t i = 0; i < r; ++i) {
         const std::size_t a = 3 - r + i;
         size[a] = x.size(axes[i]), k[a] = w.shape()[i], s[a] = strides[i], dil[a] = dilations[i];
-        const Span span = kind == Kind::transpose
-                              ? deconv_span(op, size[a], k[a], s[a], dil[a], padding, output_padding[i])
+        const Span span = kind == Kind::transpose ? deconv_span(op, size[a], k[a], s[a], dil[a], padding, output_padding[i])
+                          : padding == "explicit"
+                              ? explicit_span(op, size[a], k[a], s[a], dil[a], pads[i], pads[i + r], false)
                               : conv_span(op, size[a], k[a], s[a], dil[a], padding);
         out[a] = span.out, pad[a] = span.pad_begin;
     }
@@ -331,16 +337,16 @@ void add(Registry& r, const char* type, const char* doc) {
 
 void register_conv(Registry& r) {
     add(r, kConv1D,
-        "1-D convolution, x NTC, w TCN [k, c_in, c_out]; attrs strides[1], dilations[1], padding valid|same|causal");
+        "1-D convolution, x NTC, w TCN [k, c_in, c_out]; attrs strides[1], dilations[1], padding valid|same|explicit (pads[2])|causal");
     add(r, kConv2D,
-        "2-D convolution, x NHWC, w HWCN [kh, kw, c_in, c_out]; attrs strides[2], dilations[2], padding valid|same");
+        "2-D convolution, x NHWC, w HWCN [kh, kw, c_in, c_out]; attrs strides[2], dilations[2], padding valid|same|explicit (pads[4])");
     add(r, kConv3D,
         "3-D convolution, x NDHWC, w DHWCN [kd, kh, kw, c_in, c_out]; attrs strides[3], dilations[3], padding "
-        "valid|same");
+        "valid|same|explicit (pads[6])");
     add(r, kDepthwiseConv2D,
         "depthwise 2-D convolution, x NHWC, w HWC[M] [kh, kw, c_in, multiplier], output channel c*M+m; attrs "
         "strides[2], "
-        "dilations[2], padding valid|same");
+        "dilations[2], padding valid|same|explicit (pads[4])");
     add(r, kConvTranspose2D,
         "transposed 2-D convolution, x NHWC, w HWNC [kh, kw, c_out, c_in]; attrs strides[2], dilations[2], padding "
         "valid|same, "

@@ -1,12 +1,13 @@
 // The convolution family, Keras kernel layouts and TF padding rules:
-//   Conv1D           x NTC,   w TCN   [k, c_in, c_out]                padding valid | same | causal
-//   Conv2D           x NHWC,  w HWCN  [kh, kw, c_in, c_out]           padding valid | same
-//   Conv3D           x NDHWC, w DHWCN [kd, kh, kw, c_in, c_out]       padding valid | same
+//   Conv1D           x NTC,   w TCN   [k, c_in, c_out]                padding valid | same | explicit | causal
+//   Conv2D           x NHWC,  w HWCN  [kh, kw, c_in, c_out]           padding valid | same | explicit
+//   Conv3D           x NDHWC, w DHWCN [kd, kh, kw, c_in, c_out]       padding valid | same | explicit
 //   DepthwiseConv2D  x NHWC,  w HWC[M] [kh, kw, c_in, multiplier], output channel c * M + m
 //   ConvTranspose2D  x NHWC,  w HWNC  [kh, kw, c_out, c_in]           (Keras Conv1D/2DTranspose)
 //   ConvTranspose3D  x NDHWC, w DHWNC [kd, kh, kw, c_out, c_in]
 // Attributes strides, dilations (one per spatial axis), padding, an optional fused activation,
-// for the transposed ones output_padding (optional: none means Keras' default output size).
+// with padding 'explicit' (not for the transposed ones) pads [begin per spatial axis, then end]
+// (ONNX's pads; optimize::fold_pad writes them), for the transposed ones output_padding (optional: none means Keras' default output size).
 // Conv1D and Conv2D take an optional residual input r (y's shape) added before the activation
 // (optimize::fuse_residual). ConvAttrs reads the attributes once and gives the geometry that
 // inference, the kernel builders and the emitters share.
@@ -29,7 +30,8 @@ struct ConvAttrs {
     int rank = 2;                                  ///< spatial axes: 1 (Conv1D), 2 or 3
     std::vector<std::int64_t> strides, dilations;  ///< one per spatial axis
     std::vector<std::int64_t> output_padding;      ///< transposed: one per spatial axis, -1: Keras' default
-    std::string padding;                           ///< valid | same | causal (Conv1D only)
+    std::string padding;                           ///< valid | same | explicit | causal (Conv1D only)
+    std::vector<std::int64_t> pads;                ///< explicit: begin per spatial axis, then end
     std::string activation = "linear";             ///< the fused epilogue
 
     /// What the op type says (kind and rank), no attributes; UnsupportedError for a type that is
