@@ -78,4 +78,20 @@ void activate(const float* x, float* y, std::int64_t n, const ActParams& a) {
     graft_rt::activation(x, y, n, a);
 }
 
+ClampForm clamp_form(const ActParams* a) {
+    ClampForm f;
+    if (!a || a->kind == Act::linear) return f;
+    if (a->kind == Act::relu) {
+        f.relu = true;
+    } else if (a->kind == Act::clip) {
+        f.clamp = true, f.lo = a->alpha, f.hi = a->max_value;
+    } else if (a->kind == Act::relu_general && a->alpha == 0.f && a->threshold == 0.f) {
+        f.relu = true;
+        if (a->max_value >= 0.f) f.clamp = true, f.lo = 0.f, f.hi = a->max_value;
+    } else {
+        f.other = true;
+    }
+    return f;
+}
+
 }  // namespace graft::cpu

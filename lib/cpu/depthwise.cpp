@@ -1,7 +1,9 @@
 // Depthwise convolution (NHWC, depth multiplier 1), the native kernel of DepthwiseConv2D and of
-// ONNX's Conv with one group per channel: vectors of channels accumulate all taps in registers
-// (depthwise_impl.inc, compiled for AVX-512, AVX2+FMA and portable GCC vectors, chosen by
-// active_isa()), the activation runs on each finished row, and a pool splits the output rows.
+// ONNX's Conv with one group per channel (depthwise_impl.inc, compiled for AVX-512, AVX2+FMA and
+// portable GCC vectors, chosen by active_isa()): a 3x3 kernel keeps its nine weights in registers
+// over tiles of output columns, other kernels and the padded border accumulate all taps of a
+// vector of channels in registers; relu / clip / ReLU6 are applied before the store, other
+// activations on each finished row, and a pool splits the output rows.
 // graft_rt::depthwise2d_nhwc stays the reference (and the kernel for other multipliers).
 #include <algorithm>
 
@@ -23,10 +25,11 @@ struct DwArgs {
     const float* bias;  // [C] or null
     float* y;
     const ActParams* act;
+    ClampForm f;  // what the kernel applies itself; f.other: activate() on each finished row
 };
 
 void finish_row(const DwArgs& g, float* row, i64 n) {
-    if (g.act->kind != Act::linear) activate(row, row, n, *g.act);
+    if (g.f.other) activate(row, row, n, *g.act);
 }
 
 namespace dw_generic {
@@ -64,7 +67,7 @@ void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* 
         graft_rt::depthwise2d_nhwc(x, w, bias, y, p, ActivateRows{act});
         return;
     }
-    const DwArgs g{&p, x, w, bias, y, &act};
+    const DwArgs g{&p, x, w, bias, y, &act, clamp_form(&act)};
     const Rows run = rows_kernel();
     const i64 rows = p.n * p.oh;
     const i64 per_row = std::max<i64>(1, p.ow * p.cin * p.kh * p.kw);

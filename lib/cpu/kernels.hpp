@@ -30,6 +30,15 @@ using graft_rt::ActParams;
 /// rest graft_rt::activation.
 void activate(const float* x, float* y, std::int64_t n, const ActParams& a);
 
+/// An activation kernels can apply in registers with comparisons only (exact): relu (max(x, 0),
+/// NaN becomes 0), then a clamp min(hi, max(lo, x)) (NaN stays): relu, clip and a relu with a
+/// max_value (ReLU6). `other` when it is neither: activate() then runs on the finished output.
+struct ClampForm {
+    bool relu = false, clamp = false, other = false;
+    float lo = -__builtin_huge_valf(), hi = __builtin_huge_valf();
+};
+ClampForm clamp_form(const ActParams* a);
+
 /// y[M,N] = act(x[M,K] . w[K,N] + bias[N]); w row-major (Keras Dense layout); bias may be null.
 void dense(const float* x, const float* w, const float* bias, float* y,
            std::int64_t M, std::int64_t K, std::int64_t N, const ActParams& a);

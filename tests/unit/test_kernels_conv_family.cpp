@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "cpu/threadpool.hpp"
 #include "graft_rt/conv_transpose.hpp"
 #include "graft_rt/depthwise.hpp"
+#include "isa_support.hpp"
 #include "kernel_ref.hpp"
 
 namespace graft_test_kernels_conv_family {
@@ -116,6 +118,70 @@ TEST_CASE("kernels: graft_rt::depthwise2d_nhwc matches a direct loop (multiplier
         dvec ref = conv_nd_ref(x, w, bias ? b.data() : nullptr, p.n, p.cin, cout, axes, p.cin);
         for (double& v : ref) v = act_ref(v, a);
         check_close(y, ref);
+    }
+}
+
+TEST_CASE("kernels: the native depthwise kernel matches a direct loop on every ISA (3x3 interiors, pads, channel tails)",
+          "[kernels][depthwise]") {
+    graft_test::IsaGuard guard;
+    graft::cpu::ThreadPool pool(2);
+    const ActParams acts[] = {ActParams{Act::linear}, ActParams{Act::relu},
+                              ActParams{Act::relu_general, 0.f, 6.f, 0.f},  // ReLU6
+                              ActParams{Act::clip, -0.5f, 0.75f, 0.f}, ActParams{Act::tanh}};
+    for (auto isa : graft_test::isas()) {
+        graft::cpu::gemm::set_isa(isa);
+        for (int trial = 0; trial < 40; ++trial) {
+            graft_rt::DepthwiseParams p{};
+            const bool k3 = trial % 4 != 3;  // mostly the 3x3 fast path; also 1x3, 5x5, dilated
+            p.n = ri(1, 2), p.h = ri(1, 9), p.w = ri(1, 30), p.mult = 1;
+            p.cin = trial % 3 == 0 ? 8 * ri(1, 5) : ri(1, 40);
+            p.kh = k3 ? 3 : ri(1, 5), p.kw = k3 ? 3 : ri(1, 5);
+            p.stride_h = ri(1, 2), p.stride_w = ri(1, 3);
+            p.dil_h = k3 ? 1 : ri(1, 2), p.dil_w = k3 ? 1 : ri(1, 2);
+            // Explicit pads, any from 0 to 2 on each side (ONNX's pads; fold_pad's sums).
+            const i64 pt = ri(0, 2), pb = ri(0, 2), pl = ri(0, 2), pr = ri(0, 2);
+            const i64 rh = (p.kh - 1) * p.dil_h + 1, rw = (p.kw - 1) * p.dil_w + 1;
+            if (p.h + pt + pb < rh || p.w + pl + pr < rw) continue;
+            p.pad_top = pt, p.pad_left = pl;
+            p.oh = (p.h + pt + pb - rh) / p.stride_h + 1, p.ow = (p.w + pl + pr - rw) / p.stride_w + 1;
+            auto x = rnd(p.n * p.h * p.w * p.cin), w = rnd(p.kh * p.kw * p.cin), b = rnd(p.cin);
+            for (auto& v : x) v *= 8.f;  // past ReLU6's and the clip's bounds
+            const bool bias = trial % 5 != 2;
+            const ActParams& a = acts[trial % 5];
+            fvec y(static_cast<std::size_t>(p.n * p.oh * p.ow * p.cin), -99.f);
+            graft::cpu::depthwise2d_nhwc(x.data(), w.data(), bias ? b.data() : nullptr, y.data(), p, a,
+                                         trial % 2 ? &pool : nullptr);
+            const Axes axes{{p.h, p.kh, p.stride_h, p.dil_h, p.pad_top, p.oh}, {p.w, p.kw, p.stride_w, p.dil_w, p.pad_left, p.ow}};
+            dvec ref = conv_nd_ref(x, w, bias ? b.data() : nullptr, p.n, p.cin, p.cin, axes, p.cin);
+            for (double& v : ref) v = act_ref(v, a);
+            INFO("isa " << graft::cpu::gemm::isa_name(isa) << " trial " << trial << ": h " << p.h << " w " << p.w << " c "
+                        << p.cin << " k " << p.kh << "x" << p.kw << " s " << p.stride_h << "," << p.stride_w << " pads "
+                        << pt << "," << pl << "," << pb << "," << pr);
+            check_close(y, ref, 1e-4);
+        }
+    }
+}
+
+TEST_CASE("kernels: the native depthwise kernel's relu turns NaN into 0, its clamp keeps NaN", "[kernels][depthwise]") {
+    graft_test::IsaGuard guard;
+    for (auto isa : graft_test::isas()) {
+        graft::cpu::gemm::set_isa(isa);
+        graft_rt::DepthwiseParams p{};
+        p.n = 1, p.h = 3, p.w = 12, p.cin = 20, p.mult = 1, p.kh = 3, p.kw = 3, p.stride_h = 1, p.stride_w = 1;
+        p.dil_h = 1, p.dil_w = 1, p.pad_top = 1, p.pad_left = 1, p.oh = 3, p.ow = 12;
+        fvec x(static_cast<std::size_t>(3 * 12 * 20), 1.f), w(9 * 20, 1.f);
+        x[static_cast<std::size_t>((1 * 12 + 5) * 20 + 3)] = std::nanf("");  // row 1, column 5, channel 3
+        for (const ActParams& a : {ActParams{Act::relu}, ActParams{Act::clip, 0.f, 6.f, 0.f}}) {
+            fvec y(static_cast<std::size_t>(3 * 12 * 20));
+            graft::cpu::depthwise2d_nhwc(x.data(), w.data(), nullptr, y.data(), p, a, nullptr);
+            const float v = y[static_cast<std::size_t>((1 * 12 + 5) * 20 + 3)];
+            INFO(graft::cpu::gemm::isa_name(isa));
+            if (a.kind == Act::relu)
+                CHECK(v == 0.f);
+            else
+                CHECK(std::isnan(v));
+            CHECK(y[static_cast<std::size_t>((1 * 12 + 5) * 20 + 4)] == (a.kind == Act::relu ? 9.f : 6.f));  // nine ones
+        }
     }
 }
 

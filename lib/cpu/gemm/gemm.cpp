@@ -212,23 +212,12 @@ void run_job(const Job& j, ThreadPool* pool) {
     }
 }
 
-/// Which activations the micro-kernels apply themselves (relu, clip, relu with a max_value:
-/// comparisons only, exact); any other runs on each finished tile.
+/// Which activations the micro-kernels apply themselves (clamp_form); any other runs on each
+/// finished tile.
 void set_act(Job& j) {
-    const ActParams* a = j.e.act;
-    j.relu = j.clamp = j.other_act = false;
-    j.lo = -__builtin_huge_valf(), j.hi = __builtin_huge_valf();
-    if (!a || a->kind == Act::linear) return;
-    if (a->kind == Act::relu) {
-        j.relu = true;
-    } else if (a->kind == Act::clip) {
-        j.clamp = true, j.lo = a->alpha, j.hi = a->max_value;
-    } else if (a->kind == Act::relu_general && a->alpha == 0.f && a->threshold == 0.f) {
-        j.relu = true;
-        if (a->max_value >= 0.f) j.clamp = true, j.lo = 0.f, j.hi = a->max_value;
-    } else {
-        j.other_act = true;
-    }
+    const ClampForm f = clamp_form(j.e.act);
+    j.relu = f.relu, j.clamp = f.clamp, j.other_act = f.other;
+    j.lo = f.lo, j.hi = f.hi;
 }
 
 }  // namespace
