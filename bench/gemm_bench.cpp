@@ -73,6 +73,16 @@ int main(int argc, char** argv) {
     }
     shapes.push_back({196, 256, 2304});  // resnet18k stage 3 conv at batch 1 as a GEMM
     shapes.push_back({3136, 64, 576});   // stage 1
+    // MobileNet v2's pointwise convolutions at batch 1 (pixels x out channels x in channels): the
+    // small-K expansions and projections
+    shapes.push_back({12544, 16, 32});
+    shapes.push_back({12544, 96, 16});
+    shapes.push_back({3136, 24, 96});
+    shapes.push_back({3136, 144, 24});
+    shapes.push_back({3136, 24, 144});
+    shapes.push_back({784, 192, 32});
+    shapes.push_back({196, 384, 64});
+    shapes.push_back({49, 1280, 320});
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     for (const auto& s : shapes) {

@@ -85,7 +85,7 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
         REQUIRE(gg::set_isa(isa));
         INFO("isa " << gg::isa_name(isa));
         for (i64 M : {1, 2, 3, 5, 6, 7, 8, 9, 13, 25})
-            for (i64 N : {1, 3, 8, 15, 16, 17, 33, 64, 70})
+            for (i64 N : {1, 3, 8, 15, 16, 17, 24, 33, 40, 64, 70})
                 for (i64 K : {1, 2, 7, 64, 300}) {
                     const bool packed = (M + N + K) % 2 == 0;
                     check_gemm({M, N, K, packed, K % 3 != 0, false, false, kern::Act::linear}, rng, nullptr);
@@ -95,6 +95,9 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
         check_gemm({17, 45, 700, true, true, false, true, kern::Act::relu}, rng, nullptr);
         check_gemm({9, 33, 513, false, true, false, false, kern::Act::tanh}, rng, nullptr);
         check_gemm({4, 200, 1030, true, false, true, true, kern::Act::linear}, rng, nullptr);
+        // N = 16k + 8 ends in 1.5-panel tiles (AVX2, portable): with residual, K blocks and tanh after.
+        check_gemm({11, 40, 600, true, true, false, true, kern::Act::tanh}, rng, nullptr);
+        check_gemm({6, 24, 520, true, false, true, true, kern::Act::relu}, rng, nullptr);
         check_gemm({3, 17, 0, true, true, false, true, kern::Act::relu}, rng, nullptr);  // K = 0
     }
 }

@@ -94,8 +94,14 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float*
         if (j.im2col) {
             // The whole k range (taps x Cin) of this row, contiguous.
             float* dst = abuf + r * j.K;
+            const bool row_inside = p.dil_w == 1 && ix0 >= 0 && ix0 + p.kw <= p.w;
             for (i64 ky = 0; ky < p.kh; ++ky) {
                 const i64 iy = iy0 + ky * p.dil_h;
+                if (row_inside && iy >= 0 && iy < p.h) {  // the row's taps are kw * cin consecutive floats
+                    std::memcpy(dst, xn + (iy * p.w + ix0) * p.cin, static_cast<std::size_t>(p.kw * p.cin) * sizeof(float));
+                    dst += p.kw * p.cin;
+                    continue;
+                }
                 for (i64 kx = 0; kx < p.kw; ++kx, dst += p.cin) {
                     const i64 ix = ix0 + kx * p.dil_w;
                     if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w)
@@ -117,6 +123,31 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float*
     }
 }
 
+/// The micro-kernel arguments of the tile at rows m, panel p, for k block kb; b is null unless B
+/// is packed (the caller points it at the plain matrix or its padded tail).
+UkArgs tile_args(const Job& j, const KBlock& kb, i64 m, i64 p, const float* const* ptr, bool first, bool last, int cols) {
+    UkArgs g;
+    g.a = ptr;
+    g.nseg = kb.nseg;
+    g.len = kb.len;
+    const i64 packed_ps = j.K * kPanel;
+    g.b = j.b.packed ? j.b.data + p * packed_ps + kb.kstart * kPanel : nullptr;
+    g.ldb = kPanel;
+    g.bps = packed_ps;
+    g.c = j.c + m * j.ldc + p * kPanel;
+    g.ldc = j.ldc;
+    g.cols = cols;
+    g.load_c = j.e.accumulate || !first;
+    g.bias = j.e.bias ? j.e.bias + p * kPanel : nullptr;
+    g.last = last;
+    g.res = j.e.residual ? j.e.residual + m * j.e.ldr + p * kPanel : nullptr;
+    g.ldr = j.e.ldr;
+    g.relu = j.relu;
+    g.clamp = j.clamp;
+    g.lo = j.lo, g.hi = j.hi;
+    return g;
+}
+
 /// Rows [m0, m1) x panels [p0, p1) of the product, on the calling thread.
 void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
     const IsaKernels& ik = *j.ik;
@@ -128,7 +159,6 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
     alignas(64) float tail[kMaxBlockK * kPanel];
     alignas(64) float abuf[kMaxRows * kIm2colMaxK];
     const float* ptr[kMaxSeg * kMaxRows];
-    const i64 packed_ps = j.K * kPanel;  // packed panel stride
 
     for (i64 pb = p0; pb < p1; pb += panels_per_block) {
         const i64 pe = std::min(p1, pb + panels_per_block);
@@ -147,6 +177,25 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                 const int rows = static_cast<int>(std::min<i64>(ik.mr, m1 - m));
                 fill_pointers(j, kb, m, rows, ptr, abuf);
                 for (i64 p = pb; p < pe;) {
+                    // The last 17-24 columns (both their panels in this block): 1.5-panel tiles.
+                    const i64 left = j.N - p * kPanel;
+                    if (j.b.packed && ik.wide_rows && left > kPanel && left <= kPanel + kPanel / 2 && p + 2 == pe) {
+                        UkArgs g = tile_args(j, kb, m, p, ptr, first, last, static_cast<int>(left));
+                        // Even parts (6 rows: 3 + 3, each with enough accumulators to hide the latency).
+                        const int parts = (rows + ik.wide_rows - 1) / ik.wide_rows, each = (rows + parts - 1) / parts;
+                        for (int r0 = 0; r0 < rows; r0 += each) {
+                            const int n = std::min(each, rows - r0);
+                            UkArgs h = g;
+                            h.a = ptr + r0;
+                            h.c = g.c + r0 * j.ldc;
+                            h.res = g.res ? g.res + r0 * j.e.ldr : nullptr;
+                            ik.uk_wide[n](h);
+                            if (last && j.other_act)
+                                for (int r = 0; r < n; ++r) activate(h.c + r * j.ldc, h.c + r * j.ldc, h.cols, *j.e.act);
+                        }
+                        p += 2;
+                        continue;
+                    }
                     int P = ik.pref_p[rows];
                     while (P > 1 && p + P > pe) P /= 2;
                     if (tail_here) {  // the ragged panel runs alone, from the padded copy
@@ -155,34 +204,17 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                             while (p + P > npanels - 1) P /= 2;
                     }
                     const bool use_tail = tail_here && p == npanels - 1;
-                    UkArgs g;
-                    g.a = ptr;
-                    g.nseg = kb.nseg;
-                    g.len = kb.len;
-                    if (j.b.packed) {
-                        g.b = j.b.data + p * packed_ps + kb.kstart * kPanel;
-                        g.ldb = kPanel;
-                        g.bps = packed_ps;
-                    } else if (use_tail) {
+                    UkArgs g = tile_args(j, kb, m, p, ptr, first, last,
+                                         static_cast<int>(std::min<i64>(P * kPanel, j.N - p * kPanel)));
+                    if (use_tail) {
                         g.b = tail;
                         g.ldb = kPanel;
                         g.bps = kPanel;
-                    } else {
+                    } else if (!j.b.packed) {
                         g.b = j.b.data + kb.kstart * j.b.ld + p * kPanel;
                         g.ldb = j.b.ld;
                         g.bps = kPanel;
                     }
-                    g.c = j.c + m * j.ldc + p * kPanel;
-                    g.ldc = j.ldc;
-                    g.cols = static_cast<int>(std::min<i64>(P * kPanel, j.N - p * kPanel));
-                    g.load_c = j.e.accumulate || !first;
-                    g.bias = j.e.bias ? j.e.bias + p * kPanel : nullptr;
-                    g.last = last;
-                    g.res = j.e.residual ? j.e.residual + m * j.e.ldr + p * kPanel : nullptr;
-                    g.ldr = j.e.ldr;
-                    g.relu = j.relu;
-                    g.clamp = j.clamp;
-                    g.lo = j.lo, g.hi = j.hi;
                     ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
                     if (last && j.other_act)
                         for (int r = 0; r < rows; ++r) activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);

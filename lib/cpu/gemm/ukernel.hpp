@@ -41,6 +41,8 @@ struct IsaKernels {
     int mr;                       // tile height for full tiles
     int pref_p[kMaxRows + 1];     // panels per tile for each row count (1, 2 or 4)
     Uk uk[kMaxRows + 1][3];       // [rows][P index: 0 -> 1 panel, 1 -> 2, 2 -> 4]
+    int wide_rows;                // 0, or the most rows of the 1.5-panel tiles below
+    Uk uk_wide[kMaxRows + 1];     // [rows]: 24 columns (a panel and the first half of the next)
 };
 
 /// Each returns null when the build target cannot produce that instruction set.
