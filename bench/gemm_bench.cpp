@@ -1,7 +1,7 @@
 // GEMM microbenchmark: graft's run-time dispatched GEMM (prepacked B, as the Dense/Conv kernels
 // use it) against OpenBLAS cblas_sgemm on the same row-major operands, single-threaded.
 //
-//   gemm_bench [--isa generic|avx2|avx512] [--reps-seconds S]
+//   gemm_bench [--isa generic|avx2|avx512] [--reps-seconds S] [--shape M,N,K ...]
 // Sizes: square 64..2048, and the skinny shapes of batch 1 / 32 (M = 1 or 32 rows against
 // the benchmark models' weight matrices). Prints GFLOP/s (best of repeated timings) and the
 // ratio graft/OpenBLAS. OpenBLAS is a benchmark-only dependency; the library never links it.
@@ -39,6 +39,8 @@ double best_seconds(F&& f, double budget) {
 
 int main(int argc, char** argv) {
     double budget = 0.3;
+    struct Shape { long M, N, K; };
+    std::vector<Shape> only;  // --shape M,N,K (repeatable): these instead of the built-in list
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--isa" && i + 1 < argc) {
@@ -50,8 +52,15 @@ int main(int argc, char** argv) {
             }
         } else if (a == "--reps-seconds" && i + 1 < argc) {
             budget = std::atof(argv[++i]);
+        } else if (a == "--shape" && i + 1 < argc) {
+            Shape s{};
+            if (std::sscanf(argv[++i], "%ld,%ld,%ld", &s.M, &s.N, &s.K) != 3 || s.M < 1 || s.N < 1 || s.K < 1) {
+                std::fprintf(stderr, "--shape takes M,N,K (positive)\n");
+                return 2;
+            }
+            only.push_back(s);
         } else {
-            std::fprintf(stderr, "usage: gemm_bench [--isa generic|avx2|avx512] [--reps-seconds S]\n");
+            std::fprintf(stderr, "usage: gemm_bench [--isa generic|avx2|avx512] [--reps-seconds S] [--shape M,N,K ...]\n");
             return 2;
         }
     }
@@ -59,7 +68,6 @@ int main(int argc, char** argv) {
     std::printf("graft GEMM (%s, prepacked B) vs OpenBLAS %s cblas_sgemm, 1 thread, best of >= %.1f s\n\n",
                 gg::isa_name(gg::active_isa()), openblas_get_config(), budget);
     std::printf("| M | N | K | graft GFLOP/s | OpenBLAS GFLOP/s | graft/OpenBLAS | max rel diff |\n|---|---|---|---|---|---|---|\n");
-    struct Shape { long M, N, K; };
     std::vector<Shape> shapes;
     for (long s : {64, 128, 256, 384, 512, 768, 1024, 1536, 2048}) shapes.push_back({s, s, s});
     // batch-1 and batch-32 rows against the models' weights (mlp, lstm, resnet18k's Dense, conv-as-GEMM)
@@ -83,6 +91,7 @@ int main(int argc, char** argv) {
     shapes.push_back({784, 192, 32});
     shapes.push_back({196, 384, 64});
     shapes.push_back({49, 1280, 320});
+    if (!only.empty()) shapes = only;
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> d(-1.f, 1.f);
     for (const auto& s : shapes) {

@@ -173,6 +173,13 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                     for (i64 c = 0; c < kPanel; ++c)
                         tail[k * kPanel + c] = c < w ? j.b.data[(kb.kstart + k) * j.b.ld + n0 + c] : 0.f;
             }
+            // Where runs of full tiles end: the last whole panel of the block, before a ragged
+            // panel copied to `tail` or the last two panels when they make a 1.5-panel tile.
+            i64 group_end = std::min(pe, j.N / kPanel);
+            if (tail_here) group_end = std::min(group_end, npanels - 1);
+            if (j.b.packed && ik.wide_rows && pe == npanels && npanels >= 2 && j.N % kPanel != 0 &&
+                j.N % kPanel <= kPanel / 2)
+                group_end = std::min(group_end, npanels - 2);
             for (i64 m = m0; m < m1; m += ik.mr) {
                 const int rows = static_cast<int>(std::min<i64>(ik.mr, m1 - m));
                 fill_pointers(j, kb, m, rows, ptr, abuf);
@@ -215,10 +222,17 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                         g.ldb = j.b.ld;
                         g.bps = kPanel;
                     }
+                    // Full tiles of P panels side by side in one call, up to the ragged panel
+                    // or the 1.5-panel tiles (small K: the calls cost as much as the products).
+                    if (!use_tail && p + P <= group_end) {
+                        g.tiles = static_cast<int>((group_end - p) / P);
+                        g.cols = P * kPanel;
+                    }
                     ik.uk[rows][P == 1 ? 0 : P == 2 ? 1 : 2](g);
                     if (last && j.other_act)
-                        for (int r = 0; r < rows; ++r) activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols, *j.e.act);
-                    p += P;
+                        for (int r = 0; r < rows; ++r)
+                            activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols * g.tiles, *j.e.act);
+                    p += P * g.tiles;
                 }
             }
         }

@@ -31,6 +31,7 @@ struct UkArgs {
     bool relu;              // max(x, 0) (NaN becomes 0)
     bool clamp;             // then min(hi, max(lo, x)) (NaN stays): clip, ReLU6
     float lo, hi;
+    int tiles = 1;          // tiles side by side, (16 * P) columns and P panels apart; all full if > 1
 };
 
 using Uk = void (*)(const UkArgs&);
