@@ -180,8 +180,13 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
             if (j.b.packed && ik.wide_rows && pe == npanels && npanels >= 2 && j.N % kPanel != 0 &&
                 j.N % kPanel <= kPanel / 2)
                 group_end = std::min(group_end, npanels - 2);
-            for (i64 m = m0; m < m1; m += ik.mr) {
-                const int rows = static_cast<int>(std::min<i64>(ik.mr, m1 - m));
+            // Row tiles of even heights (32 rows: 6, 6, 5, 5, 5, 5 rather than five of 6 and a
+            // 2-row tile, which has too few accumulators to hide the FMA latency).
+            const i64 mtiles = ceil_div(m1 - m0, ik.mr), short_rows = mtiles * ik.mr - (m1 - m0);
+            const i64 tall = mtiles - std::min(short_rows, mtiles);  // tiles of mr rows; the rest mr - 1
+            i64 m = m0;
+            for (i64 t = 0; t < mtiles; ++t) {
+                const int rows = static_cast<int>(t < tall ? ik.mr : std::min<i64>(ik.mr - 1, m1 - m));
                 fill_pointers(j, kb, m, rows, ptr, abuf);
                 for (i64 p = pb; p < pe;) {
                     // The last 17-24 columns (both their panels in this block): 1.5-panel tiles.
@@ -234,6 +239,7 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
                             activate(g.c + r * j.ldc, g.c + r * j.ldc, g.cols * g.tiles, *j.e.act);
                     p += P * g.tiles;
                 }
+                m += rows;
             }
         }
     }
