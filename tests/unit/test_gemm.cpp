@@ -95,7 +95,7 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
         check_gemm({17, 45, 700, true, true, false, true, kern::Act::relu}, rng, nullptr);
         check_gemm({9, 33, 513, false, true, false, false, kern::Act::tanh}, rng, nullptr);
         check_gemm({4, 200, 1030, true, false, true, true, kern::Act::linear}, rng, nullptr);
-        // N = 16k + 8 ends in 1.5-panel tiles (AVX2, portable): with residual, K blocks and tanh after.
+        // N = 16k + 8 ends in 1.5-panel tiles (AVX2): with residual, K blocks and tanh after.
         check_gemm({11, 40, 600, true, true, false, true, kern::Act::tanh}, rng, nullptr);
         check_gemm({6, 24, 520, true, false, true, true, kern::Act::relu}, rng, nullptr);
         check_gemm({3, 17, 0, true, true, false, true, kern::Act::relu}, rng, nullptr);  // K = 0
