@@ -49,7 +49,7 @@ std::vector<i64> current_pads(const Operator& conv, const ops::ConvAttrs& a, con
         const i64 in = xp.size(axes[i]);
         if (in == kDynamic) return {};
         const ops::Span s = ops::conv_span(conv, in, w[i], a.strides[i], a.dilations[i], "same");
-        const i64 reach = (w[i] - 1) * a.dilations[i] + 1;
+        const i64 reach = checked::conv_reach(conv.describe(), w[i], a.dilations[i]);
         const i64 total = std::max<i64>((s.out - 1) * a.strides[i] + reach - in, 0);
         pads[i] = s.pad_begin;
         pads[i + r] = total - s.pad_begin;

@@ -5,6 +5,8 @@
 // MobileNet and ResNet fixtures check the folded result against torch's forward).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "test_passes_support.hpp"
 
 namespace graft_test_passes_pad {
@@ -36,17 +38,16 @@ const Order kHW{Axis::H, Axis::W};
 const Order kHWCM{Axis::H, Axis::W, Axis::C, Axis("M")};
 const Order kTCN{Axis::T, Axis::C, Axis::N};
 
-Ints pads_of(const Net& n) {
-    for (auto* o : n.g.operators())
-        if (o->type() != "Pad" && o->type() != "Transpose") return o->attr_or<Ints>("pads", {});
-    return {};
+/// The convolution of a test graph (the only op that is neither Pad nor Transpose).
+const Operator& conv_of(const Net& n) {
+    const auto ops = n.g.operators();
+    const auto it = std::find_if(ops.begin(), ops.end(), [](const Operator* o) { return o->type() != "Pad" && o->type() != "Transpose"; });
+    REQUIRE(it != ops.end());
+    return **it;
 }
 
-std::string padding_of(const Net& n) {
-    for (auto* o : n.g.operators())
-        if (o->type() != "Pad" && o->type() != "Transpose") return o->attr<std::string>("padding");
-    return "";
-}
+Ints pads_of(const Net& n) { return conv_of(n).attr_or<Ints>("pads", {}); }
+std::string padding_of(const Net& n) { return conv_of(n).attr<std::string>("padding"); }
 
 }  // namespace
 
