@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/caches.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -189,25 +191,6 @@ double read_gbs(Isa isa, int threads, std::size_t bytes_per_thread, double budge
     return static_cast<double>(n * sizeof(float)) * passes * threads / s / 1e9;
 }
 
-/// The per-core L2 or the L3 of cpu0, from /sys (sysconf's figures disagree with it on some
-/// virtual machines), else sysconf, else a guess.
-long cache_bytes(int level) {
-    for (int idx = 0; idx < 8; ++idx) {
-        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/";
-        std::ifstream lv(dir + "level"), sz(dir + "size");
-        int l = 0;
-        std::string s;
-        if (!(lv >> l) || !(sz >> s) || l != level) continue;
-        long k = std::atol(s.c_str());
-        if (!s.empty() && (s.back() == 'K')) k *= 1024;
-        if (!s.empty() && (s.back() == 'M')) k *= 1024 * 1024;
-        return k;
-    }
-    const long v = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
-    if (v > 0) return v;
-    return level == 2 ? (1L << 20) : (32L << 20);
-}
-
 std::string cpu_model() {
     std::ifstream f("/proc/cpuinfo");
     std::string line;
@@ -243,7 +226,7 @@ int main(int argc, char** argv) {
         }
     }
     const Isa isa = detect();
-    const long l2 = cache_bytes(2), l3 = cache_bytes(3);
+    const long l2 = static_cast<long>(graft::cpu::cache_bytes(2)), l3 = static_cast<long>(graft::cpu::cache_bytes(3));
     __builtin_cpu_init();
     std::string flags;
     const auto flag = [&](bool has, const char* name) {

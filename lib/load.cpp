@@ -47,6 +47,7 @@ Model load(const std::string& path, const LoadOptions& options) {
         model.emplace(std::move(source), reg, options.opt_level, options.precision);
     }
     model->set_threads(options.threads);
+    model->set_batch_slice(options.batch_slice);
     return std::move(*model);
 }
 

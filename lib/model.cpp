@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/native/batch_slices.hpp"
 #include "backend/native/program.hpp"
 #include "cpu/gemm/qgemm.hpp"
 #include "cpu/threadpool.hpp"
@@ -62,17 +63,14 @@ struct Model::Shared {
 
     Session& default_session();
 
-    std::shared_ptr<const native::Program> program(const ProgramKey& key, const std::vector<Tensor>& inputs) {
-        std::lock_guard<std::mutex> lock(mutex);
-        auto it = programs.find(key);
-        if (it != programs.end()) return it->second;
+    /// The graph with every free size as in `shapes` (the batch and any other), shapes inferred.
+    Graph concrete(const std::vector<Shape>& shapes, const std::vector<Tensor>& inputs) const {
         Graph g = specialise ? specialised(inputs) : graph.clone();
-        // Every free size (the batch and any other) is the one given, checked by Session::run.
         for (std::size_t i = 0; i < g.inputs().size(); ++i) {
             Variable* v = g.inputs()[i];
             Shape s = v->shape();
             for (std::size_t d = 0; d < s.size(); ++d)
-                if (s[d] == kDynamic) s[d] = inputs[i].shape()[d];
+                if (s[d] == kDynamic) s[d] = shapes[i][d];
             v->set_type(v->order(), s);
         }
         try {
@@ -80,10 +78,21 @@ struct Model::Shared {
         } catch (const ShapeError& e) {  // e.g. a sequence too short for a 'valid' convolution
             if (!has_free_sizes(graph)) throw;
             std::string given;
-            for (std::size_t i = 0; i < inputs.size(); ++i)
-                given += (i ? ", '" : "'") + graph.input_name(i) + "' " + shape_str(inputs[i].shape());
+            for (std::size_t i = 0; i < shapes.size(); ++i)
+                given += (i ? ", '" : "'") + graph.input_name(i) + "' " + shape_str(shapes[i]);
             throw ShapeError("the model cannot run on inputs of these sizes (" + given + "): " + e.what());
         }
+        return g;
+    }
+
+    /// The program for `key`, compiled on first use for inputs of `shapes` (`inputs` give the
+    /// value inputs' values).
+    std::shared_ptr<const native::Program> program(const ProgramKey& key, const std::vector<Shape>& shapes,
+                                                   const std::vector<Tensor>& inputs) {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = programs.find(key);
+        if (it != programs.end()) return it->second;
+        Graph g = concrete(shapes, inputs);
         auto p = native::Program::compile(std::move(g), *registry, &packs, precision);
         if (bounded) {
             if (recent.size() >= kMaxValuePrograms) {
@@ -94,6 +103,61 @@ struct Model::Shared {
         }
         programs.emplace(key, p);
         return p;
+    }
+
+    /// `inputs`' shapes with the batch (each free size on an axis N) set to `batch`.
+    std::vector<Shape> shapes_at(const std::vector<Tensor>& inputs, std::int64_t batch) const {
+        std::vector<Shape> shapes;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const Variable& v = *graph.inputs()[i];
+            Shape s = inputs[i].shape();
+            for (std::size_t d = 0; d < s.size(); ++d)
+                if (v.shape()[d] == kDynamic && v.order()[d] == Axis::N) s[d] = batch;
+            shapes.push_back(std::move(s));
+        }
+        return shapes;
+    }
+
+    /// Whether the graph at the other free sizes of `inputs` keeps the samples of a batch apart,
+    /// and what a sample costs (backend/native/batch_slices.hpp); computed once per such sizes.
+    struct SliceInfo {
+        std::string mixing;  // native::batch_mixing: "" when the batch may run in slices
+        native::SampleCosts costs;
+    };
+    std::map<std::string, std::shared_ptr<const SliceInfo>> slice_infos;  // by ProgramKey::second; guarded by mutex
+    std::int64_t batch_slice = 0;                                         // LoadOptions::batch_slice
+
+    std::shared_ptr<const SliceInfo> slice_info(const ProgramKey& key, const std::vector<Tensor>& inputs) {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = slice_infos.find(key.second);
+        if (it != slice_infos.end()) return it->second;
+        auto info = std::make_shared<SliceInfo>();
+        if (specialise) {
+            info->mixing = "the graph depends on the values of inputs";
+        } else {
+            try {  // two batch sizes, so that no other size equals the batch by chance in both
+                for (std::int64_t b : {2, 3})
+                    if (info->mixing.empty()) info->mixing = native::batch_mixing(concrete(shapes_at(inputs, b), inputs), b);
+                if (info->mixing.empty()) info->costs = native::sample_costs(concrete(shapes_at(inputs, 1), inputs));
+            } catch (const Error& e) {
+                info->mixing = std::string("the graph does not take a smaller batch: ") + e.what();
+            }
+        }
+        if (slice_infos.size() >= kMaxValuePrograms) slice_infos.clear();
+        slice_infos.emplace(key.second, info);
+        return info;
+    }
+
+    /// How a batch of key.first runs on `threads` threads (Session::batch_plan).
+    BatchPlan batch_plan(const ProgramKey& key, const std::vector<Tensor>& inputs, int threads) {
+        BatchPlan plan{key.first, key.first, {}};
+        if (key.first < 2) return plan;
+        const auto info = slice_info(key, inputs);
+        plan.mixing = info->mixing;
+        if (!plan.mixing.empty() || batch_slice < 0) return plan;
+        plan.slice = batch_slice > 0 ? std::min(batch_slice, key.first)
+                                     : native::best_slice(info->costs, key.first, native::CacheModel::this_machine(threads));
+        return plan;
     }
 
     /// The graph for the value inputs' values in `inputs`, converted and prepared; it must have
@@ -151,12 +215,13 @@ struct Session::State {
         return pool.get();
     }
 
+    /// The arena and program for `key`: `inputs` with their batch set to key.first.
     Arena& arena(const ProgramKey& key, const std::vector<Tensor>& inputs) {
         auto it = arenas.find(key);
         if (it != arenas.end()) return it->second;
         if (model->bounded && arenas.size() >= Model::kMaxValuePrograms) arenas.erase(arenas.begin());
         Arena a;
-        a.program = model->program(key, inputs);
+        a.program = model->program(key, model->shapes_at(inputs, key.first), inputs);
         const std::size_t floats = a.program->arena_bytes() / sizeof(float) + 64 / sizeof(float);
         a.memory.reset(new float[floats]());
         auto addr = reinterpret_cast<std::uintptr_t>(a.memory.get());
@@ -243,6 +308,13 @@ void Model::set_threads(int threads) {
 }
 int Model::threads() const { return shared_->threads; }
 
+void Model::set_batch_slice(std::int64_t slice) {
+    if (slice < -1)
+        throw Error("batch_slice must be -1 (whole batches), 0 (graft chooses) or a slice size, got " + std::to_string(slice));
+    shared_->batch_slice = slice;
+}
+std::int64_t Model::batch_slice() const { return shared_->batch_slice; }
+
 Precision Model::precision() const { return shared_->precision; }
 
 int Session::threads() const {
@@ -279,12 +351,12 @@ namespace {
 /// an integer or bool value exactly): a float32 tensor for a float32 input is copied as is; any
 /// other pair is converted element by element, each value checked to be one of `want` and exact
 /// in float32. DTypeError naming the input, the dtype given and the one it takes otherwise.
-void to_carrier(const Tensor& t, DType want, const std::string& name, float* slot) {
+void to_carrier(const Tensor& t, DType want, const std::string& name, float* slot, std::size_t first, std::size_t count) {
     if (t.dtype() == DType::float32 && want == DType::float32) {
-        std::memcpy(slot, t.data(), t.size() * sizeof(float));
+        std::memcpy(slot, t.data() + first, count * sizeof(float));
         return;
     }
-    for (std::size_t k = 0; k < t.size(); ++k) {
+    for (std::size_t k = first; k < first + count; ++k) {
         const double v = t.at_double(k);
         const auto f = static_cast<float>(v);
         const bool exact = want == DType::float32 ? (v != v || static_cast<double>(f) == v)
@@ -300,27 +372,26 @@ void to_carrier(const Tensor& t, DType want, const std::string& name, float* slo
                      : std::string("is no ") + name_of(want) + " value") +
                 " (pass " + name_of(want) + " values, or " + (want == DType::float32 ? "integers" : "float32 values") + " that are exact)");
         }
-        slot[k] = f;
+        slot[k - first] = f;
     }
 }
 
-/// An output's values (float32 words) as a tensor of its dtype.
-Tensor from_carrier(const float* slot, const Shape& shape, DType dtype) {
-    Tensor t(shape, dtype);
+/// Writes an output's `count` values (float32 words) at element `first` of `t`, in its dtype.
+void from_carrier(const float* slot, Tensor& t, std::size_t first, std::size_t count) {
     auto fill = [&](auto* out) {
         using T = std::remove_pointer_t<decltype(out)>;
-        for (std::size_t k = 0; k < t.size(); ++k) {
+        for (std::size_t k = 0; k < count; ++k) {
             if constexpr (std::is_same_v<T, bool>) {
-                out[k] = slot[k] != 0.f;
+                out[first + k] = slot[k] != 0.f;
             } else {  // a Cast made them integers of T; anything else (NaN, out of range) gives 0, never UB
                 const double v = slot[k], lo = double(std::numeric_limits<T>::min());
                 const double end = (double(std::numeric_limits<T>::max() / 2) + 1) * 2;  // max + 1, exact
-                out[k] = v >= lo && v < end ? static_cast<T>(v) : T{};
+                out[first + k] = v >= lo && v < end ? static_cast<T>(v) : T{};
             }
         }
     };
-    switch (dtype) {
-        case DType::float32: std::memcpy(t.data(), slot, t.size() * sizeof(float)); break;
+    switch (t.dtype()) {
+        case DType::float32: std::memcpy(t.data() + first, slot, count * sizeof(float)); break;
         case DType::int64: fill(t.data<std::int64_t>()); break;
         case DType::int32: fill(t.data<std::int32_t>()); break;
         case DType::uint8: fill(t.data<std::uint8_t>()); break;
@@ -328,7 +399,6 @@ Tensor from_carrier(const float* slot, const Shape& shape, DType dtype) {
         case DType::int8: fill(t.data<std::int8_t>()); break;
         case DType::boolean: fill(t.data<bool>()); break;
     }
-    return t;
 }
 
 }  // namespace
@@ -338,8 +408,11 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
-    const Graph& g = state_->model->graph;
+namespace {
+
+/// The program `inputs` need: ShapeError unless they fit the model's inputs.
+ProgramKey program_key(const Model::Shared& model, const std::vector<Tensor>& inputs) {
+    const Graph& g = model.graph;
     if (inputs.size() != g.inputs().size())
         throw ShapeError("the model takes " + std::to_string(g.inputs().size()) + " inputs, got " + std::to_string(inputs.size()));
     std::int64_t batch = -1;
@@ -369,23 +442,54 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         }
     }
     key.first = batch == -1 ? 0 : batch;  // 0: no batch axis, one program
-    for (std::size_t i : state_->model->value_indices)
+    for (std::size_t i : model.value_indices)
         for (std::size_t k = 0; k < inputs[i].size(); ++k) {
             const double v = inputs[i].at_double(k);
             key.second.append(reinterpret_cast<const char*>(&v), sizeof v);
         }
-    auto& arena = state_->arena(key, inputs);
-    const native::Program& p = *arena.program;
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        to_carrier(inputs[i], g.inputs()[i]->dtype(), g.input_name(i), p.inputs()[i].get(arena.base));
-    if (state_->profiling)
-        state_->run_profiled(p, arena.base);
-    else
-        p.run(arena.base, state_->thread_pool());
-    std::vector<Tensor> out;
-    out.reserve(p.outputs().size());
-    for (std::size_t i = 0; i < p.outputs().size(); ++i)
-        out.push_back(from_carrier(p.outputs()[i].get(arena.base), p.output_shapes()[i], g.outputs()[i]->dtype()));
+    return key;
+}
+
+}  // namespace
+
+BatchPlan Session::batch_plan(const std::vector<Tensor>& inputs) {
+    return state_->model->batch_plan(program_key(*state_->model, inputs), inputs, threads());
+}
+
+std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
+    Model::Shared& model = *state_->model;
+    const Graph& g = model.graph;
+    const ProgramKey key = program_key(model, inputs);
+    const std::int64_t batch = key.first;
+    // Whole, or slice by slice where batch_plan says the graph keeps samples apart (inputs and
+    // outputs then have the batch first: a slice is a run of rows).
+    const std::int64_t slice = batch >= 2 && model.batch_slice >= 0 ? model.batch_plan(key, inputs, threads()).slice : batch;
+    std::vector<Tensor> out(g.outputs().size());
+    for (std::int64_t first = 0; first < std::max<std::int64_t>(batch, 1); first += std::max<std::int64_t>(slice, 1)) {
+        const std::int64_t n = std::min(slice, batch - first);
+        const bool whole = n == batch;
+        const ProgramKey k{whole ? batch : n, key.second};
+        auto& arena = state_->arena(k, inputs);
+        const native::Program& p = *arena.program;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const std::size_t row = whole ? 0 : inputs[i].size() / static_cast<std::size_t>(batch);
+            to_carrier(inputs[i], g.inputs()[i]->dtype(), g.input_name(i), p.inputs()[i].get(arena.base),
+                       row * static_cast<std::size_t>(first), whole ? inputs[i].size() : row * static_cast<std::size_t>(n));
+        }
+        if (state_->profiling)
+            state_->run_profiled(p, arena.base);
+        else
+            p.run(arena.base, state_->thread_pool());
+        for (std::size_t i = 0; i < p.outputs().size(); ++i) {
+            if (first == 0) {
+                Shape shape = p.output_shapes()[i];
+                if (!whole) shape[0] = batch;  // batch_mixing: every output has the batch first
+                out[i] = Tensor(shape, g.outputs()[i]->dtype());
+            }
+            const auto count = static_cast<std::size_t>(numel(p.output_shapes()[i]));
+            from_carrier(p.outputs()[i].get(arena.base), out[i], whole ? 0 : count / static_cast<std::size_t>(n) * static_cast<std::size_t>(first), count);
+        }
+    }
     return out;
 }
 

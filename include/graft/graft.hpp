@@ -74,6 +74,20 @@ struct LoadOptions {
     /// The products' arithmetic (graft/precision.hpp): fp32 (exact to float rounding), or int8
     /// where the CPU runs it faster (Model::precision() says what runs).
     Precision precision = Precision::fp32;
+    /// How a batch runs (Session::batch_plan): 0 lets graft run a large batch a few samples at a
+    /// time where its cost model says the activations then stay in cache and the work is not in
+    /// the arithmetic (a convolutional network of small, memory-bound layers at batch 32); n > 0
+    /// runs batches larger than n in slices of n; -1 runs every batch whole. Slices are only ever
+    /// used where the graph computes each sample from that sample alone, so the results do not
+    /// change. Also settable later with Model::set_batch_slice.
+    std::int64_t batch_slice = 0;
+};
+
+/// How a session runs a batch (Session::batch_plan, LoadOptions::batch_slice).
+struct BatchPlan {
+    std::int64_t batch = 0;  // the inputs' batch; 0 when the model's inputs have no free batch axis
+    std::int64_t slice = 0;  // samples per run of the compiled program: `batch` when it runs whole
+    std::string mixing;      // why the graph may not run in slices; "" when it may (or batch < 2)
 };
 
 class Session;
@@ -142,6 +156,11 @@ public:
     void set_threads(int threads);
     int threads() const;
 
+    /// LoadOptions::batch_slice for sessions running from now on: not while another thread
+    /// runs the model. Error unless >= -1.
+    void set_batch_slice(std::int64_t slice);
+    std::int64_t batch_slice() const;
+
     /// The arithmetic this model's products run in: the precision asked for, or fp32 where the
     /// CPU has no faster int8 path.
     Precision precision() const;
@@ -172,6 +191,9 @@ public:
 
     /// Intra-op threads this session runs with.
     int threads() const;
+    /// How run() would run `inputs` (checked as run() checks them): whole or in slices of the
+    /// batch, and why not in slices when the graph mixes samples.
+    BatchPlan batch_plan(const std::vector<Tensor>& inputs);
     /// Bytes of working memory (the memory plan's arenas) this session holds so far.
     std::size_t arena_bytes() const;
 

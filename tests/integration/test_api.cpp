@@ -100,6 +100,33 @@ TEST_CASE("api: a profiling session times each operator and still computes the r
     REQUIRE(session.profile().empty());
 }
 
+TEST_CASE("api: a batch run in slices gives Keras' predictions for every input and output", "[api][batch_slice]") {
+    auto model = graft::load((kShared / "model.h5").string());
+    std::vector<graft::Tensor> in, ref;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i) in.push_back(load_npy(kShared / ("input_" + model.input_name(i) + ".npy")));
+    for (std::size_t i = 0; i < model.num_outputs(); ++i) ref.push_back(load_npy(kShared / ("output_" + model.output_name(i) + ".npy")));
+    const std::int64_t n = in[0].shape()[0];
+    REQUIRE(n >= 2);
+    CHECK(model.batch_slice() == 0);
+    CHECK_THROWS_AS(model.set_batch_slice(-2), graft::Error);
+    for (std::int64_t slice : {std::int64_t{1}, n - 1, std::int64_t{-1}}) {
+        model.set_batch_slice(slice);
+        auto session = model.session();
+        const graft::BatchPlan plan = session.batch_plan(in);
+        INFO("batch_slice " << slice << ": " << plan.mixing);
+        CHECK(plan.batch == n);
+        CHECK(plan.mixing.empty());  // two Dense branches sharing a layer: per sample
+        CHECK(plan.slice == (slice > 0 ? slice : n));
+        const auto out = session.run(in);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            CHECK(out[i].shape() == ref[i].shape());
+            CHECK(compare(out[i], ref[i], 1e-5, 1e-5).ok());
+        }
+    }
+    model.set_batch_slice(0);
+    CHECK(model.session().batch_plan({rows(in[0], 0, 1), rows(in[1], 0, 1)}).slice == 1);  // batch 1: nothing to slice
+}
+
 TEST_CASE("api: inputs are checked by name and shape", "[api][errors]") {
     auto model = graft::load((kShared / "model.h5").string());
     auto x = load_npy(kShared / ("input_" + model.input_name(0) + ".npy"));

@@ -135,4 +135,21 @@ TEST_CASE("cli: bench --profile names the operators and the time per type", "[cl
     CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--profile", "-1"}).exit_code == 2);
 }
 
+TEST_CASE("cli: --batch-slice runs a batch a slice at a time, with the same results", "[cli][batch_slice]") {
+    TempDir tmp;
+    // Three samples in slices of 2: a full slice and the rest, against Keras' predictions.
+    const auto r = run_cli({"run", kDense.model, "--input", kDense.input, "--batch-slice", "2", "--output", (tmp / "y.npy").string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_matches_reference(tmp / "y.npy", kDense.dir / "output_dense_5.npy");
+    const auto bench = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "2", "--batch-slice", "1"});
+    INFO(bench.err);
+    REQUIRE(bench.exit_code == 0);
+    CHECK_THAT(bench.out, Catch::Contains("runs the batch in slices of 1"));
+    const auto whole = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "2", "--batch-slice", "-1", "--json"});
+    REQUIRE(whole.exit_code == 0);
+    CHECK_THAT(whole.out, Catch::Contains("\"slice\":3"));
+    CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--batch-slice", "-2"}).exit_code == 2);
+}
+
 }  // namespace graft_test_cli

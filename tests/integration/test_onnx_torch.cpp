@@ -85,4 +85,36 @@ TEST_CASE("onnx/torch: exported models survive the descriptor round trip", "[onn
     }
 }
 
+TEST_CASE("onnx/torch: a batch run in slices gives torch's results", "[onnx][onnx_torch][batch_slice]") {
+    // Batch 3 in slices of 2 (a full slice and a remainder) where batch_mixing finds the graph
+    // keeps samples apart; every convolutional model must be found so, or the check is empty.
+    const std::vector<std::string> convolutional{"resnet", "mobilenet_v2", "mobilenet_v3", "squeezenet", "shufflenet_v2",
+                                                 "efficientnet", "regnet", "unet"};
+    const auto doc = read_manifest(kDir);
+    for (const auto& m : doc["models"].GetArray()) {
+        const std::string file = m["file"].GetString(), name = m["model"].GetString();
+        if (!m["dynamic"].GetBool()) continue;
+        SECTION(file) {
+            graft::LoadOptions options;
+            options.batch_slice = 2;
+            auto model = graft::load((kDir / file).string(), options);
+            auto session = model.session();
+            const auto x = load_npy(kDir / (name + "_x_b3.npy")), want = load_npy(kDir / (name + "_y_b3.npy"));
+            const graft::BatchPlan plan = session.batch_plan({x});
+            INFO(file << ": " << (plan.mixing.empty() ? "keeps samples apart" : plan.mixing));
+            CHECK(plan.batch == 3);
+            if (std::find(convolutional.begin(), convolutional.end(), name) != convolutional.end()) CHECK(plan.mixing.empty());
+            CHECK(plan.slice == (plan.mixing.empty() ? 2 : 3));
+            const auto got = session.run({x});
+            REQUIRE(got.size() == 1);
+            const auto c = compare(got[0], want, kTol, kTol);
+            INFO(c.num_off << " values off, first at flat index " << c.first_off << ", max abs err " << c.max_abs_err);
+            CHECK(c.ok());
+            // The other slice sizes' programs came in addition: a slice of 2 and one of 1.
+            if (plan.mixing.empty()) CHECK(session.arena_bytes() > 0);
+            fmt::print("onnx/torch sliced {:<27} {}\n", file, plan.mixing.empty() ? "slices of 2" : "whole: " + plan.mixing);
+        }
+    }
+}
+
 }  // namespace graft_test_onnx_torch

@@ -115,6 +115,7 @@ void bench(const BenchOptions& o) {
     lo.threads = o.threads;
     lo.opt_level = o.model.opt_level;
     lo.precision = precision_of(o.model);
+    lo.batch_slice = o.model.batch_slice;
     Model model = load(o.model.path, lo);
     note_precision(o.model, model);
     const double load_ms = ms_since(t0);
@@ -123,6 +124,7 @@ void bench(const BenchOptions& o) {
     const auto t1 = Clock::now();
     auto out = session.run(inputs);
     const double first_run_ms = ms_since(t1);
+    const BatchPlan plan = session.batch_plan(inputs);
     const double first_result_ms = ms_since(t0);
 
     // Accuracy of the first output against a reference (before timing, on the first result).
@@ -208,6 +210,7 @@ void bench(const BenchOptions& o) {
         str("precision", precision_name(model.precision()));
         integer("batch", batch);
         integer("threads", session.threads());
+        integer("slice", plan.slice);
         integer("warmup", warm);
         integer("iters", static_cast<std::int64_t>(n));
         num("median_ms", median);
@@ -249,6 +252,8 @@ void bench(const BenchOptions& o) {
         fmt::print("  load {:.1f} ms, compile + first run {:.1f} ms, file to first result {:.1f} ms\n", load_ms,
                    first_run_ms, first_result_ms);
         fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB, weights {:.2f} MB\n", peak_rss_mb(), arena_mb, weight_mb);
+        if (plan.slice < plan.batch) fmt::print("  runs the batch in slices of {} (--batch-slice)\n", plan.slice);
+        if (!plan.mixing.empty()) fmt::print("  runs the batch whole: {}\n", printable(plan.mixing));
         if (checked)
             fmt::print("  check vs {}: max |diff| {:.3g} ({}){}\n", o.check, max_err, ok ? "ok" : "FAILED",
                        top1_rows ? fmt::format(", top-1 the reference's in {} of {} rows", top1_agree, top1_rows) : "");

@@ -19,6 +19,7 @@ struct ModelOptions {
     int opt_level = 2;  ///< -O0, -O1, -O2 (graft::optimize::pipeline_for)
     Hdf5Containment hdf5;  ///< --hdf5-in-process, --hdf5-timeout (graft/hdf5_containment.hpp)
     std::string precision = "fp32";  ///< --precision (run, bench): LoadOptions::precision
+    std::int64_t batch_slice = 0;    ///< --batch-slice (run, bench): LoadOptions::batch_slice
 };
 
 /// --precision as LoadOptions::precision (the CLI accepts only the names parse_precision knows).

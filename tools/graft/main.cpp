@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <new>
 #include <string>
 #include <utility>
@@ -56,12 +57,16 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
         ->check(CLI::PositiveNumber);
 }
 
-/// --precision, for the commands that run the model.
-void add_precision_option(CLI::App& cmd, ModelOptions& o) {
+/// --precision and --batch-slice, for the commands that run the model.
+void add_run_options(CLI::App& cmd, ModelOptions& o) {
     cmd.add_option("--precision", o.precision,
                    "fp32 (default, exact to float rounding) or int8: Dense/MatMul and RNN weights quantised per column, "
                    "inputs per row (falls back to fp32 on a CPU without AVX2)")
         ->check(CLI::IsMember({"fp32", "int8"}));
+    cmd.add_option("--batch-slice", o.batch_slice,
+                   "run a batch N samples at a time where the graph keeps samples apart (the results do not change); "
+                   "0 (default): where graft's cost model says it is faster; -1: always whole")
+        ->check(CLI::Range(std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()));
 }
 
 }  // namespace
@@ -121,7 +126,7 @@ int main(int argc, char** argv) {
     run_cmd
         ->add_option("--input", run.inputs, "NAME=FILE.npy, or FILE.npy for the next input in model order (repeatable)")
         ->allow_extra_args(false);
-    cli::add_precision_option(*run_cmd, run.model);
+    cli::add_run_options(*run_cmd, run.model);
     auto* out_dir = run_cmd->add_option("--output-dir", run.output_dir, "write DIR/<output name>.npy per model output");
     run_cmd->add_option("--output", run.output, "write the output of a single-output model to FILE.npy")
         ->excludes(out_dir);
@@ -176,7 +181,7 @@ int main(int argc, char** argv) {
                           "then time --iters more runs per operator and print the N slowest operators and the time per op type "
                           "(with --json: a \"profile\" array of all operators)")
         ->check(CLI::NonNegativeNumber);
-    cli::add_precision_option(*bench_cmd, bench.model);
+    cli::add_run_options(*bench_cmd, bench.model);
 
     cli::PluginsOptions plugins;
     auto* plugins_cmd = app.add_subcommand("plugins", "list what plugins register (PATH..., --plugin, GRAFT_PLUGIN_PATH)");

@@ -1,0 +1,30 @@
+#include "cpu/caches.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace graft::cpu {
+
+std::size_t cache_bytes(int level) {
+    for (int idx = 0; idx < 8; ++idx) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/";
+        std::ifstream lv(dir + "level"), sz(dir + "size"), ty(dir + "type");
+        int l = 0;
+        std::string size, type;
+        if (!(lv >> l) || !(sz >> size) || l != level || ((ty >> type) && type == "Instruction")) continue;
+        const long k = std::atol(size.c_str());
+        if (k <= 0) continue;
+        const char unit = size.back();
+        return static_cast<std::size_t>(k) * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
+    }
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+    const long v = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+    if (v > 0) return static_cast<std::size_t>(v);
+#endif
+    return level == 2 ? std::size_t{1} << 20 : std::size_t{32} << 20;
+}
+
+}  // namespace graft::cpu
