@@ -189,6 +189,9 @@ TEST_CASE("gemm conv2d: implicit GEMM over NHWC matches a direct double loop", "
         INFO("isa " << gg::isa_name(isa));
         check_conv(geom(2, 9, 7, 3, 3, 17, 1, 1, true), true, kern::Act::relu, rng, nullptr);     // tiny Cin: per-tile im2col
         check_conv(geom(1, 11, 11, 3, 7, 20, 2, 1, true), true, kern::Act::linear, rng, &pool);  // 7x7/2
+        // Tiny Cin read in place, one segment per kernel row, where no tap is in the padding along W:
+        check_conv(geom(2, 10, 12, 3, 3, 32, 2, 1, false), true, kern::Act::relu, rng, nullptr);  // every pixel
+        check_conv(geom(1, 10, 9, 2, 3, 8, 1, 2, true), true, kern::Act::linear, rng, nullptr);   // dilated: copied
         check_conv(geom(1, 8, 9, 20, 3, 33, 1, 1, true), false, kern::Act::tanh, rng, nullptr);  // taps grouped per block
         check_conv(geom(2, 6, 6, 40, 3, 16, 2, 1, true), true, kern::Act::relu, rng, &pool);     // stride 2
         check_conv(geom(1, 9, 9, 24, 3, 8, 1, 2, false), true, kern::Act::linear, rng, nullptr); // dilation, valid

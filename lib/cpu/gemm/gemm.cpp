@@ -67,7 +67,8 @@ struct Job {
     const float* a;
     i64 lda;
     const Conv2DParams* conv;
-    bool im2col;  // conv with tiny Cin: copy each tile's rows into a buffer
+    bool im2col;  // conv with tiny Cin: copy each tile's rows into a buffer ...
+    bool row_segments;  // ... only those with taps in the padding along W: one segment per kernel row
     std::vector<KBlock> blocks;
     BMatrix b;
     float* c;
@@ -92,9 +93,16 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float*
         const i64 iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
         const float* xn = j.a + n * p.h * p.w * p.cin;
         if (j.im2col) {
+            const bool row_inside = p.dil_w == 1 && ix0 >= 0 && ix0 + p.kw <= p.w;
+            if (j.row_segments && row_inside) {  // read in place: kernel row ky is kw * cin consecutive floats
+                for (i64 ky = 0; ky < p.kh; ++ky) {
+                    const i64 iy = iy0 + ky * p.dil_h;
+                    ptr[ky * kMaxRows + r] = iy >= 0 && iy < p.h ? xn + (iy * p.w + ix0) * p.cin : kZeros;
+                }
+                continue;
+            }
             // The whole k range (taps x Cin) of this row, contiguous.
             float* dst = abuf + r * j.K;
-            const bool row_inside = p.dil_w == 1 && ix0 >= 0 && ix0 + p.kw <= p.w;
             for (i64 ky = 0; ky < p.kh; ++ky) {
                 const i64 iy = iy0 + ky * p.dil_h;
                 if (row_inside && iy >= 0 && iy < p.h) {  // the row's taps are kw * cin consecutive floats
@@ -110,7 +118,7 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float*
                         for (i64 c = 0; c < p.cin; ++c) dst[c] = xn[(iy * p.w + ix) * p.cin + c];
                 }
             }
-            ptr[r] = abuf + r * j.K;
+            for (i64 ky = 0; ky < (j.row_segments ? p.kh : 1); ++ky) ptr[ky * kMaxRows + r] = abuf + r * j.K + ky * p.kw * p.cin;
             continue;
         }
         for (i64 s = 0; s < kb.nseg; ++s) {
@@ -389,7 +397,11 @@ void conv2d(const Conv2DParams& p, const float* x, const BMatrix& w, float* y, c
     }
     if (p.cin < 16 && K <= kIm2colMaxK) {
         j.im2col = true;
-        j.blocks.push_back({0, 1, K, 0, 0});
+        // A stem (Cin 3, stride 2): a kernel row's taps are consecutive in the input, so interior
+        // pixels need no copy (torch's MobileNet v2 stem at batch 1: 0.60 -> 0.43 ms).
+        j.row_segments = p.dil_w == 1 && p.kh <= kMaxSeg && p.kw * p.cin <= kKc;
+        if (j.row_segments) j.blocks.push_back({0, p.kh, p.kw * p.cin, 0, 0});
+        else j.blocks.push_back({0, 1, K, 0, 0});
     } else {
         const i64 chunks = ceil_div(p.cin, kKc);
         if (chunks == 1) {
