@@ -57,9 +57,10 @@ using graft_rt::Conv2DParams;
 using graft_rt::Conv3DParams;
 
 /// 2-D pooling over NHWC windows (p.d = p.kd = p.od = 1), vectorized; the same results as
-/// graft_rt::pool_ndhwc (average pooling divides by the number of in-range taps, TF/Keras).
+/// graft_rt::pool_ndhwc (average pooling divides by the number of in-range taps, TF/Keras). A
+/// pool splits the output rows.
 using graft_rt::PoolParams;
-void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max);
+void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max, ThreadPool* pool = nullptr);
 
 
 /// Recurrent layers over x [N,T,I] (batch-major, Keras layout), graft_rt::RnnParams (the

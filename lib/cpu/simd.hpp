@@ -6,7 +6,7 @@
 // at run time (gemm::active_isa()), so the library needs no -mavx2 / -march flag.
 //
 // Every type has: T (the register), W (floats per register), load / store (unaligned), set1,
-// bcast (a float from memory), zero, add, sub, mul, fma (a*b + c), fnma (c - a*b),
+// bcast (a float from memory), zero, add, sub, mul, div, fma (a*b + c), fnma (c - a*b),
 // max / min (b when either is NaN) and max0 (ReLU).
 //
 // A file with per-ISA copies of a kernel text compiles the portable copy as is and, where
@@ -35,6 +35,7 @@ struct Vec4 {
     static inline T add(T a, T b) { return a + b; }
     static inline T sub(T a, T b) { return a - b; }
     static inline T mul(T a, T b) { return a * b; }
+    static inline T div(T a, T b) { return a / b; }
     static inline T fma(T a, T b, T c) { return a * b + c; }
     static inline T fnma(T a, T b, T c) { return c - a * b; }
 #if defined(__wasm_simd128__)
@@ -85,6 +86,7 @@ struct Avx2 {
     static inline T add(T a, T b) { return _mm256_add_ps(a, b); }
     static inline T sub(T a, T b) { return _mm256_sub_ps(a, b); }
     static inline T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+    static inline T div(T a, T b) { return _mm256_div_ps(a, b); }
     static inline T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
     static inline T fnma(T a, T b, T c) { return _mm256_fnmadd_ps(a, b, c); }
     static inline T max(T a, T b) { return _mm256_max_ps(a, b); }
@@ -107,6 +109,7 @@ struct Avx512 {
     static inline T add(T a, T b) { return _mm512_add_ps(a, b); }
     static inline T sub(T a, T b) { return _mm512_sub_ps(a, b); }
     static inline T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+    static inline T div(T a, T b) { return _mm512_div_ps(a, b); }
     static inline T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
     static inline T fnma(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
     static inline T max(T a, T b) { return _mm512_max_ps(a, b); }

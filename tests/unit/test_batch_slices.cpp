@@ -39,9 +39,11 @@ TEST_CASE("batch slices: per-sample graphs are found to keep samples apart", "[b
     Net n;
     auto* x = n.input("x", OrderNHWC, {3, 8, 8, 2});
     auto* c = n.y(n.op("Conv2D", "conv",
-                       {{"x", x}, {"w", n.constant("w", Order{Axis::H, Axis::W, Axis::C, Axis::N}, {3, 3, 2, 4})},
+                       {{"x", x},
+                        {"w", n.constant("w", Order{Axis::H, Axis::W, Axis::C, Axis::N}, {3, 3, 2, 4})},
                         {"b", n.constant("b", OrderC, {4})}},
-                       attrs({{"strides", std::vector<std::int64_t>{1, 1}}, {"dilations", std::vector<std::int64_t>{1, 1}},
+                       attrs({{"strides", std::vector<std::int64_t>{1, 1}},
+                              {"dilations", std::vector<std::int64_t>{1, 1}},
                               {"padding", std::string("same")}})));
     Attributes gp = attrs({{"kind", std::string("avg")}});
     gp.set("axes", Order{Axis::H, Axis::W});
@@ -95,7 +97,8 @@ TEST_CASE("batch slices: graphs that mix samples are refused, saying where", "[b
     Net n;
     auto* x = n.input("x", OrderCN, {8, 2});
     n.output(n.y(n.op("Activation", "relu", {{"x", x}}, attrs({{"activation", std::string("relu")}}))));
-    CHECK_THAT(batch_mixing(n.g, 2), Catch::Contains("input 'x'") && Catch::Contains("does not have the batch axis N first"));
+    CHECK_THAT(batch_mixing(n.g, 2),
+               Catch::Contains("input 'x'") && Catch::Contains("does not have the batch axis N first"));
 }
 
 TEST_CASE("batch slices: the cost model slices memory-bound batches only", "[batch_slice]") {
@@ -125,7 +128,8 @@ TEST_CASE("batch slices: the cost model slices memory-bound batches only", "[bat
     }
     SECTION("a slice that does not divide the batch costs its full slices and the rest") {
         const auto c = costs(l3 / 8, l3 / 4, 1e6, 20);
-        CHECK(native::slice_cost(c, 7, 3, m) == Approx(2 * native::slice_cost(c, 3, 3, m) + native::slice_cost(c, 1, 1, m)));
+        CHECK(native::slice_cost(c, 7, 3, m) ==
+              Approx(2 * native::slice_cost(c, 3, 3, m) + native::slice_cost(c, 1, 1, m)));
         CHECK(native::slice_cost(c, 7, 9, m) == Approx(native::slice_cost(c, 7, 7, m)));
     }
 }

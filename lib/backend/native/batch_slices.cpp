@@ -16,13 +16,19 @@ namespace {
 /// here: PoolArgMax (its flat indices count the samples before), and every type a plugin adds.
 const std::set<std::string>& separable_types() {
     using namespace ops;
+    // One line per family (ops/op_types.hpp).
+    // clang-format off
     static const std::set<std::string> types{
-        kLinear, kBatchMatMul, kConv1D, kConv2D, kConv3D, kDepthwiseConv2D, kConvTranspose2D, kConvTranspose3D,
-        kLocallyConnected2D, kPool2D, kPool3D, kGlobalPool, kActivation, kIdentity, kMerge, kSoftmax, kBiasAdd, kAffine,
-        kBatchNormalization, kPReLU, kLayerNorm, kGroupNorm, kL2Normalize, kLRN, kReshape, kTranspose, kConcat, kReverse,
-        kPad, kDepthToSpace, kSpaceToDepth, kSimpleRNN, kLSTM, kGRU, kConvLSTM2D, kEmbedding, kNonZeroMask, kMasking,
-        kCast, kGather, kWhere, kOneHot, kAttention, kResize, kUpsample, kResizeBilinear, kGridSample, kFusedElementwise,
-        kBinary, kExpand, kReduce, kArgMax, kArgMin, kHardmax, kDet, kTopK, kCumSum};
+        kLinear, kBatchMatMul,
+        kConv1D, kConv2D, kConv3D, kDepthwiseConv2D, kConvTranspose2D, kConvTranspose3D, kLocallyConnected2D,
+        kPool2D, kPool3D, kGlobalPool,
+        kActivation, kIdentity, kMerge, kSoftmax, kFusedElementwise, kBinary, kExpand,
+        kBiasAdd, kAffine, kBatchNormalization, kPReLU, kLayerNorm, kGroupNorm, kL2Normalize, kLRN,
+        kReshape, kTranspose, kConcat, kReverse, kPad, kDepthToSpace, kSpaceToDepth,
+        kSimpleRNN, kLSTM, kGRU, kConvLSTM2D, kEmbedding, kNonZeroMask, kMasking,
+        kCast, kGather, kWhere, kOneHot, kAttention, kResize, kUpsample, kResizeBilinear, kGridSample,
+        kReduce, kArgMax, kArgMin, kHardmax, kDet, kTopK, kCumSum};
+    // clang-format on
     return types;
 }
 
@@ -119,7 +125,9 @@ SampleCosts sample_costs(const Graph& g) {
             const Variable& out = *op->outputs().front().second;
             const double elems = static_cast<double>(out.numel());
             const auto channel = out.order().find(Axis::C);
-            const double cout = static_cast<double>(channel ? out.shape()[*channel] : out.ndim() ? out.shape().back() : 1);
+            const double cout = static_cast<double>(channel      ? out.shape()[*channel]
+                                                    : out.ndim() ? out.shape().back()
+                                                                 : 1);
             for (const auto& [name, v] : op->inputs())
                 if (v->is_constant() && v->ndim() >= 2 && cout > 0)
                     cost.flops += 2.0 * elems * static_cast<double>(v->numel()) / cout;

@@ -112,7 +112,7 @@ std::unique_ptr<native::Kernel> build_pool(native::BuildContext& b) {
     const bool max = a.max;
     auto x = b.in("x"), y = b.out("y");
     if (a.nd == 2 && g.dil_h == 1 && g.dil_w == 1)  // the vectorized kernel
-        return native::make_kernel([=](const native::RunContext& c) { cpu::pool2d_nhwc(c.at(x), c.at(y), g, max); });
+        return native::make_kernel([=](const native::RunContext& c) { cpu::pool2d_nhwc(c.at(x), c.at(y), g, max, c.pool); });
     return native::make_kernel([=](const native::RunContext& c) { graft_rt::pool_ndhwc(c.at(x), c.at(y), g, max); });
 }
 
