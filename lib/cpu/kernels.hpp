@@ -62,6 +62,12 @@ using graft_rt::Conv3DParams;
 using graft_rt::PoolParams;
 void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool max, ThreadPool* pool = nullptr);
 
+/// graft_rt::transpose and graft_rt::pad_nd (graft_rt/shape.hpp), the output split over a pool
+/// in blocks of its outermost axis of size > 1 (shape.cpp).
+void transpose(const float* x, float* y, const std::int64_t* in_shape, const int* perm, int rank, ThreadPool* pool);
+void pad_nd(const float* x, float* y, const std::int64_t* in_shape, const std::int64_t* out_shape, const std::int64_t* begin,
+            int rank, int mode, float value, ThreadPool* pool);
+
 
 /// Recurrent layers over x [N,T,I] (batch-major, Keras layout), graft_rt::RnnParams (the
 /// reference kernels: graft_rt/recurrent.hpp). Output y is [N,T,U] when return_sequences, else

@@ -1,5 +1,6 @@
 // graft_rt's pad_nd (padding and cropping) and resize (nearest by integer factors, the Keras
-// bilinear cases) against direct loops; conformance examples cover the rest of resize.
+// bilinear cases) against direct loops; conformance examples cover the rest of resize. The native
+// transpose and pad_nd split over a thread pool (cpu/shape.cpp), against direct loops too.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "cpu/kernels.hpp"
+#include "cpu/threadpool.hpp"
 #include "graft_rt/resize.hpp"
 #include "graft_rt/shape.hpp"
 
@@ -94,6 +97,73 @@ TEST_CASE("kernels: pad_nd pads with zeros and crops, any rank", "[kernels][pad]
             bad += y[static_cast<std::size_t>(f)] != want;
         }
         CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("kernels: transpose and pad_nd split over a pool match direct loops", "[kernels][pad][transpose]") {
+    graft::cpu::ThreadPool pool(2);
+    // Large enough to split (the split needs 2 x 32768 output floats), leading size-1 axes included.
+    const std::vector<std::vector<i64>> shapes{{64, 32, 48}, {1, 1, 96, 40, 24}, {2, 3, 128, 100}, {1, 70000}, {300, 1, 230}};
+    for (const auto& in : shapes) {
+        const int rank = static_cast<int>(in.size());
+        i64 n = 1;
+        for (i64 d : in) n *= d;
+        const auto x = rnd(n);
+        std::vector<int> perm(static_cast<std::size_t>(rank));
+        for (int i = 0; i < rank; ++i) perm[static_cast<std::size_t>(i)] = i;
+        for (int trial = 0; trial < 4; ++trial) {
+            std::shuffle(perm.begin(), perm.end(), gen());
+            std::vector<i64> out(in.size());
+            for (int i = 0; i < rank; ++i) out[static_cast<std::size_t>(i)] = in[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])];
+            for (graft::cpu::ThreadPool* p : {static_cast<graft::cpu::ThreadPool*>(nullptr), &pool}) {
+                std::vector<float> y(static_cast<std::size_t>(n) + 1, 123.f);
+                graft::cpu::transpose(x.data(), y.data(), in.data(), perm.data(), rank, p);
+                int bad = 0;
+                for (i64 f = 0; f < n; ++f) {
+                    const auto c = coords(f, out);
+                    std::vector<i64> src(in.size());
+                    for (int i = 0; i < rank; ++i) src[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = c[static_cast<std::size_t>(i)];
+                    bad += y[static_cast<std::size_t>(f)] != x[static_cast<std::size_t>(flat_of(src, in))];
+                }
+                INFO("transpose of rank " << rank << (p ? " on 2 threads" : ""));
+                CHECK(bad == 0);
+                CHECK(y.back() == 123.f);
+            }
+        }
+        for (int mode : {graft_rt::pad_constant, graft_rt::pad_edge, graft_rt::pad_reflect})
+            for (int trial = 0; trial < 3; ++trial) {
+                std::vector<i64> out(in.size()), begin(in.size());
+                for (std::size_t i = 0; i < in.size(); ++i) {
+                    begin[i] = in[i] > 2 ? ri(-2, 2) : ri(0, 1);
+                    out[i] = std::max<i64>(1, in[i] + begin[i] + (in[i] > 2 ? ri(-2, 2) : ri(0, 1)));
+                }
+                i64 nout = 1;
+                for (i64 d : out) nout *= d;
+                for (graft::cpu::ThreadPool* p : {static_cast<graft::cpu::ThreadPool*>(nullptr), &pool}) {
+                    std::vector<float> y(static_cast<std::size_t>(nout) + 1, 123.f);
+                    graft::cpu::pad_nd(x.data(), y.data(), in.data(), out.data(), begin.data(), rank, mode, 0.5f, p);
+                    int bad = 0;
+                    for (i64 f = 0; f < nout; ++f) {
+                        auto c = coords(f, out);
+                        bool inside = true;
+                        for (std::size_t i = 0; i < in.size(); ++i) {
+                            i64 s = c[i] - begin[i];
+                            if (s < 0 || s >= in[i]) {
+                                inside = false;
+                                if (mode == graft_rt::pad_edge || in[i] == 1) s = s < 0 ? 0 : in[i] - 1;
+                                else if (mode == graft_rt::pad_reflect)  // numpy 'reflect': about the edge entries
+                                    while (s < 0 || s >= in[i]) s = s < 0 ? -s : 2 * (in[i] - 1) - s;
+                            }
+                            c[i] = s;
+                        }
+                        const float want = inside || mode != graft_rt::pad_constant ? x[static_cast<std::size_t>(flat_of(c, in))] : 0.5f;
+                        bad += y[static_cast<std::size_t>(f)] != want;
+                    }
+                    INFO("pad mode " << mode << " of rank " << rank << (p ? " on 2 threads" : ""));
+                    CHECK(bad == 0);
+                    CHECK(y.back() == 123.f);
+                }
+            }
     }
 }
 

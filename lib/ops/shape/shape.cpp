@@ -2,6 +2,7 @@
 // Concat, Reverse, Pad, DepthToSpace and SpaceToDepth. Both backends run graft_rt's kernels (graft_rt/shape.hpp).
 #include "ops/shape/shape.hpp"
 
+#include "cpu/kernels.hpp"
 #include "graft_rt/shape.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
@@ -232,7 +233,7 @@ std::unique_ptr<native::Kernel> transpose_kernel(native::BuildContext& b, const 
     const int rank = static_cast<int>(g.perm.size());
     auto x = b.in("x"), y = b.out("y");
     return native::make_kernel(
-        [=](const native::RunContext& c) { graft_rt::transpose(c.at(x), c.at(y), shape.data(), perm.data(), rank); });
+        [=](const native::RunContext& c) { cpu::transpose(c.at(x), c.at(y), shape.data(), perm.data(), rank, c.pool); });
 }
 
 std::unique_ptr<native::Kernel> build_transpose(native::BuildContext& b) {
@@ -364,7 +365,7 @@ std::unique_ptr<native::Kernel> build_pad(native::BuildContext& b) {
     const int mode = a.mode;
     const float value = a.value;
     return native::make_kernel([=](const native::RunContext& c) {
-        graft_rt::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank, mode, value);
+        cpu::pad_nd(c.at(x), c.at(y), in.data(), out.data(), begin.data(), rank, mode, value, c.pool);
     });
 }
 

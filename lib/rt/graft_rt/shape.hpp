@@ -26,13 +26,11 @@ inline void odometer(int q, const i64* d, const i64* xs, const i64* ys, F f) {
 /// y = x with its axes permuted: y's axis i is x's axis perm[i]. Size-1 axes are dropped and
 /// axes adjacent in both fused; contiguous runs are copied, and otherwise the output axis that is
 /// contiguous in x is tiled against the innermost output axis, so that reads and writes both
-/// touch few cache lines per tile.
-inline void transpose(const float* x, float* y, const i64* in_shape, const int* perm, int rank) {
-    i64 total = 1, xstride[max_rank];
-    for (int i = rank - 1; i >= 0; --i) {
-        xstride[i] = total;
-        total *= in_shape[i];
-    }
+/// touch few cache lines per tile. transpose_strided: over an x whose axis i has stride
+/// xstride[i] (a block of a larger tensor); transpose: over a whole, contiguous x.
+inline void transpose_strided(const float* x, float* y, const i64* in_shape, const i64* xstride, const int* perm, int rank) {
+    i64 total = 1;
+    for (int i = 0; i < rank; ++i) total *= in_shape[i];
     if (total <= 0) return;
     i64 d[max_rank], xs[max_rank];  // the output axes: sizes and strides in x
     int q = 0;
@@ -101,6 +99,15 @@ inline void transpose(const float* x, float* y, const i64* in_shape, const int* 
     };
     if (oq == 0) tile2d(0, 0);
     else odometer(oq, od, oxs, oys, tile2d);
+}
+
+inline void transpose(const float* x, float* y, const i64* in_shape, const int* perm, int rank) {
+    i64 xstride[max_rank];
+    for (i64 i = rank - 1, s = 1; i >= 0; --i) {
+        xstride[i] = s;
+        s *= in_shape[i];
+    }
+    transpose_strided(x, y, in_shape, xstride, perm, rank);
 }
 
 /// Concatenates n inputs along the middle axis: input k viewed as [outer, lens[k], inner], y as
