@@ -191,6 +191,9 @@ struct Session::State {
         std::byte* base = nullptr;
     };
     std::map<ProgramKey, Arena> arenas;
+    // The slice each batch runs in (Model::Shared::batch_plan), with the LoadOptions::batch_slice
+    // it was chosen under: run() plans a key once, not on every call.
+    std::map<ProgramKey, std::pair<std::int64_t, std::int64_t>> slices;
     int threads = 1;
     std::unique_ptr<cpu::ThreadPool> pool;  // created on the first run when threads != 1
     bool profiling = false;
@@ -463,7 +466,15 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
     const std::int64_t batch = key.first;
     // Whole, or slice by slice where batch_plan says the graph keeps samples apart (inputs and
     // outputs then have the batch first: a slice is a run of rows).
-    const std::int64_t slice = batch >= 2 && model.batch_slice >= 0 ? model.batch_plan(key, inputs, threads()).slice : batch;
+    std::int64_t slice = batch;
+    if (batch >= 2 && model.batch_slice >= 0) {
+        auto it = state_->slices.find(key);
+        if (it == state_->slices.end() || it->second.first != model.batch_slice) {
+            if (state_->slices.size() >= Model::kMaxValuePrograms) state_->slices.clear();
+            it = state_->slices.insert_or_assign(key, std::make_pair(model.batch_slice, model.batch_plan(key, inputs, threads()).slice)).first;
+        }
+        slice = it->second.second;
+    }
     std::vector<Tensor> out(g.outputs().size());
     for (std::int64_t first = 0; first < std::max<std::int64_t>(batch, 1); first += std::max<std::int64_t>(slice, 1)) {
         const std::int64_t n = std::min(slice, batch - first);

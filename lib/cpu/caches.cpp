@@ -9,6 +9,7 @@
 namespace graft::cpu {
 
 std::size_t cache_bytes(int level) {
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)  // the browser runtime has no /sys (nor a file system)
     for (int idx = 0; idx < 8; ++idx) {
         const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/";
         std::ifstream lv(dir + "level"), sz(dir + "size"), ty(dir + "type");
@@ -20,7 +21,8 @@ std::size_t cache_bytes(int level) {
         const char unit = size.back();
         return static_cast<std::size_t>(k) * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
     }
-#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+#endif
+#if defined(_SC_LEVEL2_CACHE_SIZE) && !defined(__EMSCRIPTEN__) && defined(_SC_LEVEL3_CACHE_SIZE)
     const long v = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
     if (v > 0) return static_cast<std::size_t>(v);
 #endif

@@ -8,7 +8,7 @@ namespace graft::cpu {
 
 /// Bytes of the level-2 cache of one core (level 2) or of the level-3 cache cpu0 shares (level
 /// 3): from /sys (glibc's sysconf reports the L3 of a whole package, or of every core added up,
-/// on some AMD virtual machines), else sysconf, else 1 MiB and 32 MiB.
+/// on some AMD virtual machines), else sysconf, else 1 MiB and 32 MiB (in the browser runtime).
 std::size_t cache_bytes(int level);
 
 }  // namespace graft::cpu

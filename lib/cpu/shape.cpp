@@ -34,7 +34,9 @@ void transpose(const float* x, float* y, const i64* in_shape, const int* perm, i
         s *= in_shape[i];
     }
     for (int i = 0; i < rank; ++i) out[i] = in_shape[perm[i]];
-    const auto [axis, n] = blocks(out, rank, pool);
+    const auto split = blocks(out, rank, pool);  // not a structured binding: lambdas capture it (C++17)
+    const int axis = split.first;
+    const i64 n = split.second;
     if (n <= 1) {
         graft_rt::transpose_strided(x, y, in_shape, xstride, perm, rank);
         return;
@@ -53,7 +55,9 @@ void transpose(const float* x, float* y, const i64* in_shape, const int* perm, i
 
 void pad_nd(const float* x, float* y, const i64* in_shape, const i64* out_shape, const i64* begin, int rank, int mode,
             float value, ThreadPool* pool) {
-    const auto [axis, n] = blocks(out_shape, rank, pool);
+    const auto split = blocks(out_shape, rank, pool);
+    const int axis = split.first;
+    const i64 n = split.second;
     if (n <= 1) {
         graft_rt::pad_nd(x, y, in_shape, out_shape, begin, rank, mode, value);
         return;

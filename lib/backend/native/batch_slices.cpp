@@ -140,7 +140,8 @@ SampleCosts sample_costs(const Graph& g) {
 }
 
 CacheModel CacheModel::this_machine(int threads) {
-    return CacheModel{cpu::cache_bytes(2), cpu::cache_bytes(3), std::max(1, threads)};
+    static const std::size_t l2 = cpu::cache_bytes(2), l3 = cpu::cache_bytes(3);  // read /sys once
+    return CacheModel{l2, l3, std::max(1, threads)};
 }
 
 double slice_cost(const SampleCosts& c, std::int64_t batch, std::int64_t slice, const CacheModel& m) {
