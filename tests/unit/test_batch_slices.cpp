@@ -117,6 +117,12 @@ TEST_CASE("batch slices: the cost model slices memory-bound batches only", "[bat
         CHECK(static_cast<double>(s) * l3 / 4 <= l3);  // the chosen slice's activations fit the L3
         CHECK(native::slice_cost(c, 32, s, m) <= (1 - native::kMinSaving) * native::slice_cost(c, 32, 32, m));
     }
+    SECTION("weights that stay in the L3 leave the activations less of it: smaller slices") {
+        const auto light = native::best_slice(costs(l3 / 64, l3 / 12, 1e6, 20), 32, m);
+        const auto heavy = native::best_slice(costs(l3 / 64, l3 / 12, l3 / 2, 20), 32, m);
+        CHECK(heavy < light);
+        CHECK(static_cast<double>(heavy) * l3 / 12 + l3 / 2 <= l3);
+    }
     SECTION("the same bytes under heavy arithmetic: whole") {
         CHECK(native::best_slice(costs(l3 * 100, l3 / 4, 1e6, 20), 32, m) == 32);
     }

@@ -61,9 +61,11 @@ constexpr double kByteL2 = 1.0, kByteL3 = 1.6, kByteDram = 6.0;
 // What one operator run costs apart from its work (dispatch, thread pool wake-up): ~1 us.
 constexpr double kPerOpRun = 1e5;
 
-double byte_cost(double bytes, const CacheModel& m) {
+/// The cost of a byte of a working set of `bytes`, beside `resident` bytes that stay in the L3
+/// (the weights, when they fit: every slice reads them again).
+double byte_cost(double bytes, double resident, const CacheModel& m) {
     if (bytes <= static_cast<double>(m.l2_bytes) * std::max(1, m.threads)) return kByteL2;
-    if (bytes <= static_cast<double>(m.l3_bytes)) return kByteL3;
+    if (bytes + resident <= static_cast<double>(m.l3_bytes)) return kByteL3;
     return kByteDram;
 }
 
@@ -147,8 +149,10 @@ CacheModel CacheModel::this_machine(int threads) {
 double slice_cost(const SampleCosts& c, std::int64_t batch, std::int64_t slice, const CacheModel& m) {
     auto one = [&](std::int64_t n) {
         const double s = static_cast<double>(n);
-        double t = c.weight_bytes * byte_cost(c.weight_bytes, m);
-        for (const auto& op : c.ops) t += op.flops * s + op.bytes * s * byte_cost(op.bytes * s, m) + kPerOpRun;
+        const double weights_cost = byte_cost(c.weight_bytes, 0, m);
+        const double resident = weights_cost == kByteDram ? 0 : c.weight_bytes;
+        double t = c.weight_bytes * weights_cost;
+        for (const auto& op : c.ops) t += op.flops * s + op.bytes * s * byte_cost(op.bytes * s, resident, m) + kPerOpRun;
         return t;
     };
     slice = std::clamp<std::int64_t>(slice, 1, batch);

@@ -43,8 +43,9 @@ struct CacheModel {
 
 /// The modelled time of running a batch of `batch` in slices of `slice` (the last one smaller
 /// when `slice` does not divide it), in FLOP-equivalents: per operator and slice its FLOPs plus its
-/// bytes times the cost of a byte at the level its bytes fit in (L2 of the threads, L3, DRAM),
-/// plus the weights once per slice and a fixed cost per operator run.
+/// bytes times the cost of a byte at the level its bytes fit in (L2 of the threads, L3 beside the
+/// weights when they fit there too, DRAM), plus the weights once per slice and a fixed cost per
+/// operator run.
 double slice_cost(const SampleCosts& c, std::int64_t batch, std::int64_t slice, const CacheModel& m);
 
 /// The slice (a power of two below `batch`) the model says runs `batch` fastest, if it saves
