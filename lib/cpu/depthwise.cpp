@@ -70,14 +70,8 @@ void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* 
     const DwArgs g{&p, x, w, bias, y, &act, clamp_form(&act)};
     const Rows run = rows_kernel();
     const i64 rows = p.n * p.oh;
-    const i64 per_row = std::max<i64>(1, p.ow * p.cin * p.kh * p.kw);
-    const int T = pool_size(pool);
-    const i64 tasks = std::min<i64>(rows, std::min<i64>(T, std::max<i64>(1, rows * per_row / kRowsMinWork)));
-    if (tasks <= 1) {
-        run(g, 0, rows);
-        return;
-    }
-    parallel_for(pool, tasks, [&](i64 t) { run(g, t * rows / tasks, (t + 1) * rows / tasks); });
+    parallel_ranges(pool, rows, rows * p.ow * p.cin * p.kh * p.kw, kRowsMinWork,
+                    [&](i64 r0, i64 r1) { run(g, r0, r1); });
 }
 
 }  // namespace graft::cpu

@@ -50,14 +50,8 @@ constexpr i64 kRowsMinWork = 1 << 15;  // taps x channels per task, at least
 void pool2d_nhwc(const float* x, float* y, const PoolParams& p, bool is_max, ThreadPool* pool) {
     const Rows run = rows_kernel();
     const i64 rows = p.n * p.oh;
-    const i64 per_row = std::max<i64>(1, p.ow * p.c * p.kh * p.kw);
-    const int T = pool_size(pool);
-    const i64 tasks = std::min<i64>(rows, std::min<i64>(T, std::max<i64>(1, rows * per_row / kRowsMinWork)));
-    if (tasks <= 1) {
-        run(p, x, y, is_max, 0, rows);
-        return;
-    }
-    parallel_for(pool, tasks, [&](i64 t) { run(p, x, y, is_max, t * rows / tasks, (t + 1) * rows / tasks); });
+    parallel_ranges(pool, rows, rows * p.ow * p.c * p.kh * p.kw, kRowsMinWork,
+                    [&](i64 r0, i64 r1) { run(p, x, y, is_max, r0, r1); });
 }
 
 }  // namespace graft::cpu

@@ -6,6 +6,7 @@
 // One pool serves one Session (one run at a time); parallel_for is not reentrant.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -66,5 +67,18 @@ inline void parallel_for(ThreadPool* pool, std::int64_t n, F&& fn) {
 }
 
 inline int pool_size(const ThreadPool* pool) { return pool ? pool->size() : 1; }
+
+/// Splits [0, n) into ranges, one per thread at most and each with at least `min_work` of the
+/// `work` the whole takes (one range when it is small), and calls fn(begin, end) for each.
+template <class F>
+inline void parallel_ranges(ThreadPool* pool, std::int64_t n, std::int64_t work, std::int64_t min_work, F&& fn) {
+    std::int64_t tasks = std::min<std::int64_t>(n, pool_size(pool));
+    tasks = std::min<std::int64_t>(tasks, std::max<std::int64_t>(1, work / std::max<std::int64_t>(1, min_work)));
+    if (tasks <= 1) {
+        if (n > 0) fn(std::int64_t{0}, n);
+        return;
+    }
+    parallel_for(pool, tasks, [&](std::int64_t t) { fn(t * n / tasks, (t + 1) * n / tasks); });
+}
 
 }  // namespace graft::cpu

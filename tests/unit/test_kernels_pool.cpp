@@ -69,8 +69,8 @@ TEST_CASE("pool2d: wide channel blocks and tails, max and average", "[kernels][p
                 }
 }
 
-TEST_CASE("pool2d: NaNs in a max window give what graft_rt::pool_ndhwc gives", "[kernels][pool]") {
-    // The reference keeps acc unless v > acc: a NaN first tap stays, a later NaN is passed over.
+TEST_CASE("pool2d: a NaN in a max window stays when it comes first, and is passed over after", "[kernels][pool]") {
+    // The comparison graft_rt::pool_ndhwc (and the generated code) makes: acc = v > acc ? v : acc.
     graft_test::IsaGuard guard;
     for (auto isa : graft_test::isas()) {
         graft::cpu::gemm::set_isa(isa);
@@ -81,16 +81,13 @@ TEST_CASE("pool2d: NaNs in a max window give what graft_rt::pool_ndhwc gives", "
         const float nan = std::nanf("");
         for (i64 c = 0; c < 40; c += 2) x[static_cast<std::size_t>(c)] = nan;       // first tap NaN: stays
         for (i64 c = 1; c < 40; c += 2) x[static_cast<std::size_t>(40 + c)] = nan;  // second tap NaN: passed over
-        std::vector<float> ref(40, 0.f);
         pool2d_nhwc(x.data(), y.data(), p, true);
-        graft_rt::pool_ndhwc(x.data(), ref.data(), p, true);
         INFO(graft::cpu::gemm::isa_name(isa));
         for (std::size_t c = 0; c < 40; ++c) {
-            CHECK(std::isnan(y[c]) == std::isnan(ref[c]));
-            if (!std::isnan(ref[c])) CHECK(y[c] == ref[c]);
+            INFO("channel " << c);
+            if (c % 2 == 0) CHECK(std::isnan(y[c]));
+            else CHECK(y[c] == 1.f);
         }
-        CHECK(std::isnan(ref[0]));  // the case is the one meant
-        CHECK(ref[1] == 1.f);
     }
 }
 
