@@ -82,7 +82,7 @@ TEST_CASE("gemv: both layouts match a double reference on every ISA", "[gemm]") 
         REQUIRE(gg::set_isa(isa));
         INFO("isa " << gg::isa_name(isa));
         for (Layout layout : {Layout::blocks, Layout::panels})
-            for (i64 N : {1, 10, 16, 17, 100, 255, 256, 257, 300, 512, 600})
+            for (i64 N : {1, 10, 16, 17, 100, 127, 128, 129, 255, 256, 257, 300, 512, 600})
                 for (i64 K : {1, 3, 64, 129}) {
                     const bool odd = (N + K) % 2 == 1;
                     check({N, K, odd, false, !odd, kern::Act::linear}, layout, rng, nullptr);

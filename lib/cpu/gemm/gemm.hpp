@@ -56,7 +56,7 @@ struct Epilogue {
 
 /// Copies row-major w [K, N] (row stride ldw) in groups of `group` columns (a multiple of 16):
 /// group g is [K][width] at out + g * group * K, width its columns rounded up to 16, zero-padded.
-/// pack_b's panels are groups of 16, gemv_pack's blocks (gemv.hpp) groups of 256.
+/// pack_b's panels are groups of 16, gemv_pack's blocks (gemv.hpp) groups of 128.
 void pack_column_groups(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N, std::int64_t group,
                         float* out);
 

@@ -27,7 +27,7 @@ struct GvArgs {
 using Gv = void (*)(const GvArgs&);
 struct GvTable {
     Gv panels[4];     // 1, 2, 4, 8 groups of 16 columns, panel layout
-    Gv blocks[5];     // 1, 2, 4, 8, 16 groups, column-block layout
+    Gv blocks[4];     // 1, 2, 4, 8 groups, column-block layout (8 groups = a whole block)
     int maxp_panels;  // widest group for the panel layout (more panel streams thrash L1)
     int maxp_blocks;  // widest group for the column-block layout (registers permitting)
 };
@@ -53,14 +53,14 @@ GRAFT_SIMD_AVX512_BEGIN
 namespace gv_avx512 {
 using V = simd::Avx512;
 #include "cpu/gemm/gemv_impl.inc"
-const GvTable table = make_table<8, 16>();
+const GvTable table = make_table<8, 8>();
 }  // namespace gv_avx512
 GRAFT_SIMD_AVX512_END
 #endif
 
 using i64 = std::int64_t;
 
-constexpr i64 kBlock = 256;              // columns per block of the gemv_pack layout
+constexpr i64 kBlock = 128;              // columns per block of the gemv_pack layout (gemv.hpp)
 constexpr i64 kParallelMin = 1 << 15;    // N*K below this runs on one thread
 constexpr i64 kPrefetchBytes = 1 << 19;  // B larger than this (L2 is 1 MB per core) is prefetched
 constexpr i64 kSplitKMaxN = 1024;        // k split over threads: partial sums on the stack
@@ -110,7 +110,7 @@ void run_cols(const Problem& q, i64 n0, i64 n1) {
         g.res = q.e->residual ? q.e->residual + n : nullptr;
         g.relu = q.relu;
         g.prefetch = q.prefetch;
-        const int pi = P == 1 ? 0 : P == 2 ? 1 : P == 4 ? 2 : P == 8 ? 3 : 4;
+        const int pi = P == 1 ? 0 : P == 2 ? 1 : P == 4 ? 2 : 3;
         (q.blocks ? t.blocks[pi] : t.panels[pi])(g);
         if (q.other_act) activate(g.c, g.c, g.cols, *q.e->act);
         n += P * kPanel;

@@ -5,9 +5,11 @@
 //
 // Two layouts of B:
 //  - pack_b's panels ([N/16][K][16]): gemv_packed(), what gemm() runs for M == 1;
-//  - gemv_pack's column blocks ([ceil(N/256)][K][256], the last block as wide as needed,
+//  - gemv_pack's column blocks ([ceil(N/128)][K][128], the last block as wide as needed,
 //    rounded up to 16): gemv(). One contiguous stream per block, about 1.4x faster than the
-//    panels when B sits in L2 (8 panel streams at once interfere in L1).
+//    panels when B sits in L2 (8 panel streams at once interfere in L1). 128 columns are 16
+//    AVX2 or 8 AVX-512 accumulators: the kernel reads a block whole, row after row (256-wide
+//    blocks read by AVX2 in two halves made two strided streams, 12-15% slower on Zen).
 // B over 512 KB (it will not stay in a 1 MB L2 next to everything else) is prefetched in
 // software. Instruction set chosen at run time like the micro-kernels (active_isa()). With a
 // pool, large products split the columns (whole blocks when there are enough), or, with fewer
