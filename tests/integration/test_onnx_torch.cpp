@@ -4,10 +4,12 @@
 // and a model of shape patterns (Split, Tile, Expand, Resize), each exported at opsets 13 and 17
 // with a static and with a dynamic batch). Every file of tests/fixtures/onnx/torch/manifest.json
 // runs at each of its batch sizes; three (convolutions, shape arithmetic on the batch, attention)
-// also after a descriptor round trip.
+// also after a descriptor round trip; the models with inverted-residual blocks also with every
+// block fused into one kernel (ops/conv/block.hpp), in bands of 1, 2 and 3 rows and automatic ones.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -115,6 +117,48 @@ TEST_CASE("onnx/torch: a batch run in slices gives torch's results", "[onnx][onn
             fmt::print("onnx/torch sliced {:<27} {}\n", file, plan.mixing.empty() ? "slices of 2" : "whole: " + plan.mixing);
         }
     }
+}
+
+TEST_CASE("onnx/torch: inverted-residual blocks fused into one kernel give torch's results", "[onnx][onnx_torch][fusion]") {
+    // GRAFT_FUSE_BLOCKS=all fuses every expand -> depthwise -> project chain whatever its size;
+    // rows=R also forces bands of R output rows, so the rows shared between bands (strides 1 and
+    // 2, padding at the top and bottom, residuals, several images split over threads) are covered
+    // on these small models. Blocks with squeeze-excitation (MobileNet v3, EfficientNet) stay unfused;
+    // MobileNet v3's plain blocks have hard-swish activations.
+    const char* old = std::getenv("GRAFT_FUSE_BLOCKS");
+    const std::string saved = old ? old : "";
+    const auto doc = read_manifest(kDir);
+    for (const std::string mode : {"all", "rows=1", "rows=2", "rows=3", "0"}) {
+        for (const std::string name : {"mobilenet_v2", "mobilenet_v3", "efficientnet"}) {
+            const std::string file = name + "_op17_dynamic.onnx";
+            SECTION(mode + " " + file) {
+                ::setenv("GRAFT_FUSE_BLOCKS", mode.c_str(), 1);
+                const rapidjson::Value* batches = nullptr;
+                for (const auto& m : doc["models"].GetArray())
+                    if (m["file"].GetString() == file) batches = &m["batches"];
+                REQUIRE(batches);
+                auto model = graft::load((kDir / file).string());
+                auto session = model.session();
+                session.set_profiling(true);
+                for (const auto& b : batches->GetArray()) {
+                    const std::string suffix = "_b" + std::to_string(b.GetInt()) + ".npy";
+                    const auto x = load_npy(kDir / (name + "_x" + suffix)), want = load_npy(kDir / (name + "_y" + suffix));
+                    const auto got = session.run({x});
+                    REQUIRE(got.size() == 1);
+                    const auto c = compare(got[0], want, kTol, kTol);
+                    INFO(mode << " batch " << b.GetInt() << ": " << c.num_off << " values off, max abs err " << c.max_abs_err);
+                    CHECK(c.ok());
+                }
+                std::size_t blocks = 0;
+                for (const auto& op : session.profile()) blocks += op.type == "ConvBlock";
+                fmt::print("onnx/torch fused {:<8} {:<30} {} blocks\n", mode, file, blocks);
+                if (mode == "0") CHECK(blocks == 0);
+                else if (name != "efficientnet") CHECK(blocks > 0);  // EfficientNet's blocks all have SE
+            }
+        }
+    }
+    if (old) ::setenv("GRAFT_FUSE_BLOCKS", saved.c_str(), 1);
+    else ::unsetenv("GRAFT_FUSE_BLOCKS");
 }
 
 }  // namespace graft_test_onnx_torch

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <set>
 
+#include "ops/conv/block.hpp"
+
 namespace graft::native {
 
 namespace {
@@ -73,6 +75,8 @@ std::size_t PackCache::blocks() const {
 
 std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, PackCache* packs, Precision precision) {
     std::shared_ptr<Program> p(new Program());
+    // Chains the native backend runs as one kernel (ops/conv/block.hpp), on this program's copy.
+    const auto blocks = ops::fuse_conv_blocks(g);
     p->graph_ = std::move(g);
     const Graph& graph = p->graph_;
     p->plan_ = optimize::plan_memory(graph, reg);  // with in-place reuse and aliasing
@@ -82,6 +86,13 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, Pa
     for (const Operator* op : graph.topological_order()) {
         if (elided.count(op)) {  // a Concat whose inputs were written into their slices of y
             ++p->elided_;
+            continue;
+        }
+        if (auto it = blocks.find(op); it != blocks.end()) {
+            Builder b(*op, p->plan_, ws_offset, p->kept_, packs, precision);
+            p->kernels_.push_back(ops::build_conv_block(b, it->second));
+            ws_floats = std::max(ws_floats, b.workspace_floats());
+            p->origins_.push_back({op->type(), op->name(), op->layer()});
             continue;
         }
         const auto gen = reg.find_generator<Backend>(op->type());
