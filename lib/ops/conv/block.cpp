@@ -32,8 +32,10 @@ FuseMode fuse_mode() {
     const char* v = std::getenv("GRAFT_FUSE_BLOCKS");
     if (!v) return m;
     const std::string s(v);
-    if (s == "0") m.on = false;
-    else if (s == "all") m.all = true;
+    if (s == "0")
+        m.on = false;
+    else if (s == "all")
+        m.all = true;
     else if (s.rfind("rows=", 0) == 0) {
         m.all = true;
         m.rows = std::max<i64>(1, std::atol(s.c_str() + 5));
@@ -105,7 +107,8 @@ std::optional<Chain> match(const Graph& g, Operator* expand, const FuseMode& mod
     p.expand = ea.conv2d(*expand);
     p.depthwise = da.depthwise(*dw);
     p.project = pa.conv2d(*project);
-    if (!graft_rt::is_pointwise(p.expand) || !graft_rt::is_pointwise(p.project) || p.depthwise.mult != 1) return std::nullopt;
+    if (!graft_rt::is_pointwise(p.expand) || !graft_rt::is_pointwise(p.project) || p.depthwise.mult != 1)
+        return std::nullopt;
     if (p.expand.n <= 0 || p.depthwise.oh <= 0 || p.depthwise.ow <= 0) return std::nullopt;
     if (const Variable* r = project->input_or_null("r"); r == expand->output("y") || r == dw->output("y"))
         return std::nullopt;
@@ -118,7 +121,8 @@ std::optional<Chain> match(const Graph& g, Operator* expand, const FuseMode& mod
     i64 rows = mode.rows;
     if (!rows) {
         rows = 1;
-        while (rows < d.oh && static_cast<std::size_t>(band_floats(d, rows + 1).total()) * sizeof(float) <= band_budget())
+        while (rows < d.oh &&
+               static_cast<std::size_t>(band_floats(d, rows + 1).total()) * sizeof(float) <= band_budget())
             ++rows;
     }
     p.band_rows = std::min(rows, d.oh);
