@@ -1,0 +1,164 @@
+// The native backend's fused inverted-residual block (ops/conv/block.hpp): which chains the
+// rewrite takes and which it leaves, and that the fused kernel gives exactly the values of the
+// three ops run one by one (the same kernels in the same order; the ops themselves are checked
+// against references elsewhere, and the torch-exported MobileNet fixtures check the fused models
+// against torch's forward in test_onnx_torch.cpp).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "cpu/caches.hpp"
+#include "ops/conv/block.hpp"
+#include "test_passes_support.hpp"
+
+namespace graft_test_conv_block {
+
+using namespace graft;
+using graft_test::attrs;
+using graft_test::max_diff;
+using graft_test::Net;
+using graft_test::random_inputs;
+using graft_test::run_native;
+using i64 = std::int64_t;
+using Ints = std::vector<i64>;
+
+namespace {
+
+const Order kHWCM{Axis::H, Axis::W, Axis::C, Axis("M")};
+
+/// Sets GRAFT_FUSE_BLOCKS for the scope, then restores it.
+class FuseEnv {
+public:
+    explicit FuseEnv(const char* value) {
+        if (const char* v = std::getenv("GRAFT_FUSE_BLOCKS")) old_ = v, had_ = true;
+        ::setenv("GRAFT_FUSE_BLOCKS", value, 1);
+    }
+    ~FuseEnv() {
+        if (had_)
+            ::setenv("GRAFT_FUSE_BLOCKS", old_.c_str(), 1);
+        else
+            ::unsetenv("GRAFT_FUSE_BLOCKS");
+    }
+    FuseEnv(const FuseEnv&) = delete;
+    FuseEnv& operator=(const FuseEnv&) = delete;
+
+private:
+    std::string old_;
+    bool had_ = false;
+};
+
+struct Block {
+    Variable *x, *expanded, *depthwise, *y;
+};
+
+/// x [2, h, w, cin] -> 1x1 (ReLU6) -> 3x3 depthwise, stride s (ReLU6) -> 1x1 [+ x when s == 1 and
+/// cin == cout]; depthwise weights a graph input instead of a constant with `dynamic_dw`.
+Block block(Net& n, i64 h, i64 w, i64 cin, i64 e, i64 cout, i64 s, bool dynamic_dw = false) {
+    Block b;
+    b.x = n.input("x", OrderNHWC, {2, h, w, cin});
+    const auto relu6 = [](Attributes a) {
+        a.set("activation", std::string("relu_general"));
+        a.set("alpha", 0.0);
+        a.set("max_value", 6.0);
+        return a;
+    };
+    const Attributes pointwise =
+        attrs({{"strides", Ints{1, 1}}, {"dilations", Ints{1, 1}}, {"padding", std::string("valid")}});
+    b.expanded = n.y(n.op("Conv2D", "expand",
+                          {{"x", b.x},
+                           {"w", n.constant("expand/w", OrderHWCN, {1, 1, cin, e})},
+                           {"b", n.constant("expand/b", OrderC, {e})}},
+                          relu6(pointwise)));
+    Variable* wd = dynamic_dw ? n.input("wd", kHWCM, {3, 3, e, 1}) : n.constant("dw/w", kHWCM, {3, 3, e, 1});
+    b.depthwise =
+        n.y(n.op("DepthwiseConv2D", "dw", {{"x", b.expanded}, {"w", wd}, {"b", n.constant("dw/b", OrderC, {e})}},
+                 relu6(attrs({{"strides", Ints{s, s}}, {"dilations", Ints{1, 1}}, {"padding", std::string("same")}}))));
+    NamedVars in{{"x", b.depthwise},
+                 {"w", n.constant("project/w", OrderHWCN, {1, 1, e, cout})},
+                 {"b", n.constant("project/b", OrderC, {cout})}};
+    if (s == 1 && cin == cout) in.emplace_back("r", b.x);
+    b.y = n.y(n.op("Conv2D", "project", std::move(in), pointwise));
+    return b;
+}
+
+/// ConvBlock ops fuse_conv_blocks makes of a copy of the graph.
+std::size_t fused(const Net& n) {
+    Graph g = n.g.clone();
+    const auto plans = ops::fuse_conv_blocks(g);
+    std::size_t count = 0;
+    for (const Operator* op : g.operators()) count += op->type() == ops::kConvBlock;
+    CHECK(plans.size() == count);
+    return count;
+}
+
+}  // namespace
+
+TEST_CASE("conv block: the fused kernel gives the unfused values exactly in any band height", "[fusion][conv]") {
+    struct Case {
+        i64 h, w, cin, e, cout, s;
+    };
+    for (const Case c : {Case{9, 7, 8, 24, 8, 1}, Case{10, 9, 8, 24, 12, 2}, Case{11, 6, 4, 16, 4, 1},
+                         Case{1, 5, 4, 8, 4, 1}, Case{2, 3, 3, 6, 5, 2}}) {
+        Net n;
+        const Block b = block(n, c.h, c.w, c.cin, c.e, c.cout, c.s);
+        n.output(b.y);
+        const auto inputs = random_inputs(n.g, 2);
+        std::vector<Tensor> want;
+        {
+            FuseEnv off("0");
+            CHECK(fused(n) == 0);
+            want = run_native(n.g, *n.reg, inputs);
+        }
+        for (const char* mode : {"all", "rows=1", "rows=2", "rows=3", "rows=100"}) {
+            INFO("h " << c.h << " w " << c.w << " stride " << c.s << ", GRAFT_FUSE_BLOCKS=" << mode);
+            FuseEnv on(mode);
+            CHECK(fused(n) == 1);
+            CHECK(max_diff(run_native(n.g, *n.reg, inputs), want) == 0.0);
+        }
+    }
+}
+
+TEST_CASE("conv block: chains whose intermediates are read elsewhere or whose weights vary stay unfused",
+          "[fusion][conv]") {
+    FuseEnv all("all");
+    SECTION("the depthwise output is also a graph output") {
+        Net n;
+        const Block b = block(n, 8, 8, 4, 16, 4, 1);
+        n.output(b.y);
+        n.output(b.depthwise);
+        CHECK(fused(n) == 0);
+    }
+    SECTION("the expanded tensor has a second reader") {
+        Net n;
+        const Block b = block(n, 8, 8, 4, 16, 4, 1);
+        n.output(b.y);
+        n.output(n.y(n.op("Activation", "other", {{"x", b.expanded}}, attrs({{"activation", std::string("relu")}}))));
+        CHECK(fused(n) == 0);
+    }
+    SECTION("depthwise weights that are an input") {
+        Net n;
+        const Block b = block(n, 8, 8, 4, 16, 4, 1, true);
+        n.output(b.y);
+        CHECK(fused(n) == 0);
+    }
+    SECTION("a plain chain is fused") {
+        Net n;
+        n.output(block(n, 8, 8, 4, 16, 4, 1).y);
+        CHECK(fused(n) == 1);
+    }
+}
+
+TEST_CASE("conv block: by default only chains whose expanded tensor would leave the L2 are fused", "[fusion][conv]") {
+    FuseEnv auto_mode("auto");
+    // 32 expanded channels: an image of side 8 is 8 KB, one of side `big` about twice the L2.
+    const i64 big = static_cast<i64>(std::ceil(std::sqrt(2.0 * static_cast<double>(cpu::cache_bytes(2)) / (32 * 4))));
+    Net small, large;
+    small.output(block(small, 8, 8, 8, 32, 8, 1).y);
+    large.output(block(large, big, big, 8, 32, 8, 1).y);
+    CHECK(fused(small) == 0);
+    CHECK(fused(large) == 1);
+}
+
+}  // namespace graft_test_conv_block
