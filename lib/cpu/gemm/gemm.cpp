@@ -78,18 +78,31 @@ struct Job {
     float lo, hi;  // the clamp's bounds
 };
 
-/// Row pointers of one tile for one k block: ptr[s * kMaxRows + r].
-void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, const float** ptr, float* abuf) {
+/// An output pixel of a convolution's implicit A (image, row, column): the next tile's first row.
+struct Pixel {
+    i64 n = 0, oy = 0, ox = 0;
+};
+Pixel pixel_of(const Job& j, i64 m) {
+    if (!j.conv) return {};
+    const i64 ow = j.conv->ow, hw = j.conv->oh * ow;
+    return {m / hw, m % hw / ow, m % ow};
+}
+
+/// Row pointers of one tile for one k block: ptr[s * kMaxRows + r]. A convolution's rows start
+/// at pixel `at`, which moves on by `rows` (stepping, not dividing: integer division costs as much
+/// as a small stem's tile of multiply-adds).
+void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, Pixel& at, const float** ptr, float* abuf) {
     if (!j.conv) {
         for (int r = 0; r < rows; ++r) ptr[r] = j.a + (m + r) * j.lda + kb.kstart;
         return;
     }
     const Conv2DParams& p = *j.conv;
-    const i64 hw = p.oh * p.ow;
     for (int r = 0; r < rows; ++r) {
-        const i64 row = m + r;
-        const i64 n = row / hw, rem = row % hw;
-        const i64 oy = rem / p.ow, ox = rem % p.ow;
+        const i64 n = at.n, oy = at.oy, ox = at.ox;
+        if (++at.ox == p.ow) {
+            at.ox = 0;
+            if (++at.oy == p.oh) at.oy = 0, ++at.n;
+        }
         const i64 iy0 = oy * p.stride_h - p.pad_top, ix0 = ox * p.stride_w - p.pad_left;
         const float* xn = j.a + n * p.h * p.w * p.cin;
         if (j.im2col) {
@@ -193,9 +206,10 @@ void run_range(const Job& j, i64 m0, i64 m1, i64 p0, i64 p1) {
             const i64 mtiles = ceil_div(m1 - m0, ik.mr), short_rows = mtiles * ik.mr - (m1 - m0);
             const i64 tall = mtiles - std::min(short_rows, mtiles);  // tiles of mr rows; the rest mr - 1
             i64 m = m0;
+            Pixel at = pixel_of(j, m0);
             for (i64 t = 0; t < mtiles; ++t) {
                 const int rows = static_cast<int>(t < tall ? ik.mr : std::min<i64>(ik.mr - 1, m1 - m));
-                fill_pointers(j, kb, m, rows, ptr, abuf);
+                fill_pointers(j, kb, m, rows, at, ptr, abuf);
                 for (i64 p = pb; p < pe;) {
                     // The last 17-24 columns (both their panels in this block): 1.5-panel tiles.
                     const i64 left = j.N - p * kPanel;
