@@ -53,33 +53,40 @@ struct Block {
     Variable *x, *expanded, *depthwise, *y;
 };
 
+Attributes relu6(Attributes a) {
+    a.set("activation", std::string("relu_general"));
+    a.set("alpha", 0.0);
+    a.set("max_value", 6.0);
+    return a;
+}
+
+/// A 1x1 Conv2D named `name` (ReLU6 unless `linear`), with residual r when given.
+Variable* pointwise(Net& n, const std::string& name, Variable* x, i64 cin, i64 cout, bool linear,
+                    Variable* r = nullptr) {
+    NamedVars in{{"x", x},
+                 {"w", n.constant(name + "/w", OrderHWCN, {1, 1, cin, cout})},
+                 {"b", n.constant(name + "/b", OrderC, {cout})}};
+    if (r) in.emplace_back("r", r);
+    Attributes a = attrs({{"strides", Ints{1, 1}}, {"dilations", Ints{1, 1}}, {"padding", std::string("valid")}});
+    return n.y(n.op("Conv2D", name, std::move(in), linear ? a : relu6(a)));
+}
+
+/// A 3x3 DepthwiseConv2D, stride s, 'same' padding, ReLU6; weights w, or constants when null.
+Variable* depthwise(Net& n, const std::string& name, Variable* x, i64 c, i64 s, Variable* w = nullptr) {
+    if (!w) w = n.constant(name + "/w", kHWCM, {3, 3, c, 1});
+    return n.y(
+        n.op("DepthwiseConv2D", name, {{"x", x}, {"w", w}, {"b", n.constant(name + "/b", OrderC, {c})}},
+             relu6(attrs({{"strides", Ints{s, s}}, {"dilations", Ints{1, 1}}, {"padding", std::string("same")}}))));
+}
+
 /// x [2, h, w, cin] -> 1x1 (ReLU6) -> 3x3 depthwise, stride s (ReLU6) -> 1x1 [+ x when s == 1 and
 /// cin == cout]; depthwise weights a graph input instead of a constant with `dynamic_dw`.
 Block block(Net& n, i64 h, i64 w, i64 cin, i64 e, i64 cout, i64 s, bool dynamic_dw = false) {
     Block b;
     b.x = n.input("x", OrderNHWC, {2, h, w, cin});
-    const auto relu6 = [](Attributes a) {
-        a.set("activation", std::string("relu_general"));
-        a.set("alpha", 0.0);
-        a.set("max_value", 6.0);
-        return a;
-    };
-    const Attributes pointwise =
-        attrs({{"strides", Ints{1, 1}}, {"dilations", Ints{1, 1}}, {"padding", std::string("valid")}});
-    b.expanded = n.y(n.op("Conv2D", "expand",
-                          {{"x", b.x},
-                           {"w", n.constant("expand/w", OrderHWCN, {1, 1, cin, e})},
-                           {"b", n.constant("expand/b", OrderC, {e})}},
-                          relu6(pointwise)));
-    Variable* wd = dynamic_dw ? n.input("wd", kHWCM, {3, 3, e, 1}) : n.constant("dw/w", kHWCM, {3, 3, e, 1});
-    b.depthwise =
-        n.y(n.op("DepthwiseConv2D", "dw", {{"x", b.expanded}, {"w", wd}, {"b", n.constant("dw/b", OrderC, {e})}},
-                 relu6(attrs({{"strides", Ints{s, s}}, {"dilations", Ints{1, 1}}, {"padding", std::string("same")}}))));
-    NamedVars in{{"x", b.depthwise},
-                 {"w", n.constant("project/w", OrderHWCN, {1, 1, e, cout})},
-                 {"b", n.constant("project/b", OrderC, {cout})}};
-    if (s == 1 && cin == cout) in.emplace_back("r", b.x);
-    b.y = n.y(n.op("Conv2D", "project", std::move(in), pointwise));
+    b.expanded = pointwise(n, "expand", b.x, cin, e, false);
+    b.depthwise = depthwise(n, "dw", b.expanded, e, s, dynamic_dw ? n.input("wd", kHWCM, {3, 3, e, 1}) : nullptr);
+    b.y = pointwise(n, "project", b.depthwise, e, cout, true, s == 1 && cin == cout ? b.x : nullptr);
     return b;
 }
 
@@ -147,6 +154,27 @@ TEST_CASE("conv block: chains whose intermediates are read elsewhere or whose we
         Net n;
         n.output(block(n, 8, 8, 4, 16, 4, 1).y);
         CHECK(fused(n) == 1);
+    }
+}
+
+TEST_CASE("conv block: an op joins one chain at most (MobileNet v1's alternating layers)", "[fusion][conv]") {
+    // pw -> dw -> pw -> dw/2 -> pw: the middle pointwise layer could be the project of the first
+    // chain and the expand of the second; the first chain takes it, the second stays unfused.
+    Net n;
+    Variable* x = n.input("x", OrderNHWC, {2, 10, 9, 8});
+    Variable* y = pointwise(n, "pw1", x, 8, 16, false);
+    y = pointwise(n, "pw2", depthwise(n, "dw1", y, 16, 1), 16, 16, false);
+    n.output(pointwise(n, "pw3", depthwise(n, "dw2", y, 16, 2), 16, 8, true));
+    const auto inputs = random_inputs(n.g, 2);
+    std::vector<Tensor> want;
+    {
+        FuseEnv off("0");
+        want = run_native(n.g, *n.reg, inputs);
+    }
+    for (const char* mode : {"all", "rows=1"}) {
+        FuseEnv on(mode);
+        CHECK(fused(n) == 1);
+        CHECK(max_diff(run_native(n.g, *n.reg, inputs), want) == 0.0);
     }
 }
 

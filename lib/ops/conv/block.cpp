@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -186,9 +187,17 @@ std::unordered_map<const Operator*, ConvBlockPlan> fuse_conv_blocks(Graph& g) {
     std::unordered_map<const Operator*, ConvBlockPlan> plans;
     const FuseMode mode = fuse_mode();
     if (!mode.on) return plans;
+    // An op joins one chain at most: in MobileNet v1's pw -> dw -> pw -> dw -> pw, the middle
+    // pointwise op is the project of one chain and the expand of the next.
     std::vector<Chain> chains;
-    for (Operator* op : g.topological_order())
-        if (auto c = match(g, op, mode)) chains.push_back(std::move(*c));
+    std::set<const Operator*> taken;
+    for (Operator* op : g.topological_order()) {
+        if (taken.count(op)) continue;
+        auto c = match(g, op, mode);
+        if (!c || taken.count(c->depthwise) || taken.count(c->project)) continue;
+        taken.insert({c->expand, c->depthwise, c->project});
+        chains.push_back(std::move(*c));
+    }
     for (Chain& c : chains) {
         NamedVars in{{"x", c.expand->input("x")}, {"we", c.expand->input("w")}};
         const auto add = [&](const Operator* op, const char* name, const char* as) {
