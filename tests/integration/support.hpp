@@ -32,6 +32,27 @@ namespace graft_test {
 
 namespace fs = std::filesystem;
 
+/// Sets an environment variable (GRAFT_WINOGRAD, GRAFT_FUSE_BLOCKS, ...) for a scope and puts the
+/// old value back at its end, also when a REQUIRE throws.
+class ScopedEnv {
+public:
+    ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+        if (const char* v = std::getenv(name_.c_str())) old_ = v, had_ = true;
+        set(value);
+    }
+    ~ScopedEnv() {
+        if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+        else ::unsetenv(name_.c_str());
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+    void set(const std::string& value) const { ::setenv(name_.c_str(), value.c_str(), 1); }
+
+private:
+    std::string name_, old_;
+    bool had_ = false;
+};
+
 /// A path under the source tree, e.g. source_path("tests/fixtures/bad/truncated.h5").
 inline fs::path source_path(const std::string& relative) { return fs::path(GRAFT_SOURCE_DIR) / relative; }
 

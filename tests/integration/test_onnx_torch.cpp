@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -125,14 +124,13 @@ TEST_CASE("onnx/torch: inverted-residual blocks fused into one kernel give torch
     // 2, padding at the top and bottom, residuals, several images split over threads) are covered
     // on these small models. Blocks with squeeze-excitation (MobileNet v3, EfficientNet) stay unfused;
     // MobileNet v3's plain blocks have hard-swish activations.
-    const char* old = std::getenv("GRAFT_FUSE_BLOCKS");
-    const std::string saved = old ? old : "";
+    const graft_test::ScopedEnv env("GRAFT_FUSE_BLOCKS", "auto");
     const auto doc = read_manifest(kDir);
     for (const std::string mode : {"all", "rows=1", "rows=2", "rows=3", "0"}) {
         for (const std::string name : {"mobilenet_v2", "mobilenet_v3", "efficientnet"}) {
             const std::string file = name + "_op17_dynamic.onnx";
             SECTION(mode + " " + file) {
-                ::setenv("GRAFT_FUSE_BLOCKS", mode.c_str(), 1);
+                env.set(mode);
                 const rapidjson::Value* batches = nullptr;
                 for (const auto& m : doc["models"].GetArray())
                     if (m["file"].GetString() == file) batches = &m["batches"];
@@ -157,8 +155,6 @@ TEST_CASE("onnx/torch: inverted-residual blocks fused into one kernel give torch
             }
         }
     }
-    if (old) ::setenv("GRAFT_FUSE_BLOCKS", saved.c_str(), 1);
-    else ::unsetenv("GRAFT_FUSE_BLOCKS");
 }
 
 }  // namespace graft_test_onnx_torch

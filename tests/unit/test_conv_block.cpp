@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "../integration/support.hpp"
 #include "cpu/caches.hpp"
 #include "ops/conv/block.hpp"
 #include "test_passes_support.hpp"
@@ -28,25 +29,9 @@ namespace {
 
 const Order kHWCM{Axis::H, Axis::W, Axis::C, Axis("M")};
 
-/// Sets GRAFT_FUSE_BLOCKS for the scope, then restores it.
-class FuseEnv {
-public:
-    explicit FuseEnv(const char* value) {
-        if (const char* v = std::getenv("GRAFT_FUSE_BLOCKS")) old_ = v, had_ = true;
-        ::setenv("GRAFT_FUSE_BLOCKS", value, 1);
-    }
-    ~FuseEnv() {
-        if (had_)
-            ::setenv("GRAFT_FUSE_BLOCKS", old_.c_str(), 1);
-        else
-            ::unsetenv("GRAFT_FUSE_BLOCKS");
-    }
-    FuseEnv(const FuseEnv&) = delete;
-    FuseEnv& operator=(const FuseEnv&) = delete;
-
-private:
-    std::string old_;
-    bool had_ = false;
+/// GRAFT_FUSE_BLOCKS for a scope.
+struct FuseEnv : graft_test::ScopedEnv {
+    explicit FuseEnv(const char* mode) : ScopedEnv("GRAFT_FUSE_BLOCKS", mode) {}
 };
 
 struct Block {

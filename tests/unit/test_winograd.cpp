@@ -25,6 +25,7 @@
 #include "cpu/gemm/winograd.hpp"
 #include "cpu/threadpool.hpp"
 
+#include "../integration/support.hpp"
 #include "isa_support.hpp"
 
 namespace graft_test_winograd {
@@ -212,8 +213,7 @@ graft::native::Slot at(const std::vector<float>& v) { return graft::native::Slot
 }  // namespace
 
 TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, matches the reference", "[winograd]") {
-    const char* old = std::getenv("GRAFT_WINOGRAD");
-    const std::string saved = old ? old : "";
+    const graft_test::ScopedEnv winograd("GRAFT_WINOGRAD", "1");
     std::mt19937 rng(5);
     graft::cpu::ThreadPool pool(2);
     // 20x18: F(4x4) (2 x 25 tiles); 7x7: F(2x2) (16 tiles of 2x2, only 4 of 4x4).
@@ -223,7 +223,7 @@ TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, match
         double mag = 1;
         const auto want = reference(p, d, true, true, kern::Act::relu, mag);
         for (const char* env : {"1", "0"}) {
-            ::setenv("GRAFT_WINOGRAD", env, 1);
+            winograd.set(env);
             const bool on = env[0] == '1';
             INFO("h=" << p.h << " GRAFT_WINOGRAD=" << env);
             CHECK(gg::Winograd::choose(p) == (on ? tile : 0));
@@ -245,31 +245,23 @@ TEST_CASE("winograd: the Conv2D kernel, with and without GRAFT_WINOGRAD=0, match
             }
         }
     }
-    if (old)
-        ::setenv("GRAFT_WINOGRAD", saved.c_str(), 1);
-    else
-        ::unsetenv("GRAFT_WINOGRAD");
 }
 
 TEST_CASE("winograd: applicability and the GRAFT_WINOGRAD switch", "[winograd]") {
     auto p = geom(1, 56, 56, 64, 64, true);
     CHECK(gg::Winograd::applicable(p));
-    const char* old = std::getenv("GRAFT_WINOGRAD");
-    const std::string saved = old ? old : "";
-    ::setenv("GRAFT_WINOGRAD", "1", 1);
-    CHECK(gg::Winograd::choose(p) == 4);
-    CHECK(gg::Winograd::choose(geom(1, 7, 7, 512, 512, true)) == 2);  // 4 tiles of 4x4, 16 of 2x2
-    CHECK(gg::Winograd::choose(geom(2, 7, 7, 512, 512, true)) == 2);  // 8 tiles of 4x4, large U
-    CHECK(gg::Winograd::choose(geom(4, 7, 7, 512, 512, true)) == 4);  // 16 tiles of 4x4
-    CHECK(gg::Winograd::choose(geom(2, 8, 8, 64, 64, true)) == 4);    // 8 tiles of 4x4, small U
-    CHECK(gg::Winograd::choose(geom(1, 4, 4, 64, 64, true)) == 0);    // too few tiles
-    CHECK(gg::Winograd::choose(geom(1, 56, 56, 8, 64, true)) == 0);   // too few channels
-    ::setenv("GRAFT_WINOGRAD", "0", 1);
-    CHECK_FALSE(gg::Winograd::preferred(p));
-    if (old)
-        ::setenv("GRAFT_WINOGRAD", saved.c_str(), 1);
-    else
-        ::unsetenv("GRAFT_WINOGRAD");
+    {  // GRAFT_WINOGRAD only inside this block
+        const graft_test::ScopedEnv winograd("GRAFT_WINOGRAD", "1");
+        CHECK(gg::Winograd::choose(p) == 4);
+        CHECK(gg::Winograd::choose(geom(1, 7, 7, 512, 512, true)) == 2);  // 4 tiles of 4x4, 16 of 2x2
+        CHECK(gg::Winograd::choose(geom(2, 7, 7, 512, 512, true)) == 2);  // 8 tiles of 4x4, large U
+        CHECK(gg::Winograd::choose(geom(4, 7, 7, 512, 512, true)) == 4);  // 16 tiles of 4x4
+        CHECK(gg::Winograd::choose(geom(2, 8, 8, 64, 64, true)) == 4);    // 8 tiles of 4x4, small U
+        CHECK(gg::Winograd::choose(geom(1, 4, 4, 64, 64, true)) == 0);    // too few tiles
+        CHECK(gg::Winograd::choose(geom(1, 56, 56, 8, 64, true)) == 0);   // too few channels
+        winograd.set("0");
+        CHECK_FALSE(gg::Winograd::preferred(p));
+    }
     auto q = p;
     q.stride_h = 2;
     CHECK_FALSE(gg::Winograd::applicable(q));
