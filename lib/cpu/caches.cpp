@@ -22,11 +22,14 @@ std::size_t cache_bytes(int level) {
         return static_cast<std::size_t>(k) * (unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1);
     }
 #endif
-#if defined(_SC_LEVEL2_CACHE_SIZE) && !defined(__EMSCRIPTEN__) && defined(_SC_LEVEL3_CACHE_SIZE)
-    const long v = sysconf(level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+#if defined(_SC_LEVEL2_CACHE_SIZE) && !defined(__EMSCRIPTEN__) && defined(_SC_LEVEL3_CACHE_SIZE) && \
+    defined(_SC_LEVEL1_DCACHE_SIZE)
+    const long v = sysconf(level == 1   ? _SC_LEVEL1_DCACHE_SIZE
+                           : level == 2 ? _SC_LEVEL2_CACHE_SIZE
+                                        : _SC_LEVEL3_CACHE_SIZE);
     if (v > 0) return static_cast<std::size_t>(v);
 #endif
-    return level == 2 ? std::size_t{1} << 20 : std::size_t{32} << 20;
+    return level == 1 ? std::size_t{32} << 10 : level == 2 ? std::size_t{1} << 20 : std::size_t{32} << 20;
 }
 
 }  // namespace graft::cpu

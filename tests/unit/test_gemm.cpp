@@ -91,8 +91,11 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
                     check_gemm({M, N, K, packed, K % 3 != 0, false, false, kern::Act::linear}, rng, nullptr);
                     check_gemm({M, N, K, !packed, false, true, N % 2 == 1, kern::Act::relu}, rng, nullptr);
                 }
-        // Epilogues: bias + residual + relu, a non-fused activation, accumulate with K blocks.
+        // Epilogues: bias + residual + relu, a non-fused activation, accumulate with K blocks
+        // (blocks are 256 to 1024 deep, by the L1 size: K > 2048 makes at least three).
         check_gemm({17, 45, 700, true, true, false, true, kern::Act::relu}, rng, nullptr);
+        check_gemm({17, 45, 2100, true, true, false, true, kern::Act::relu}, rng, nullptr);
+        check_gemm({7, 40, 3100, false, false, true, true, kern::Act::tanh}, rng, nullptr);
         check_gemm({9, 33, 513, false, true, false, false, kern::Act::tanh}, rng, nullptr);
         check_gemm({4, 200, 1030, true, false, true, true, kern::Act::linear}, rng, nullptr);
         // N = 16k + 8 ends in 1.5-panel tiles (AVX2): with residual, K blocks and tanh after.
@@ -110,6 +113,7 @@ TEST_CASE("gemm: the thread pool splits rows or columns without changing results
         check_gemm({1, 1000, 512, true, true, false, false, kern::Act::relu}, rng, &pool);   // skinny: columns
         check_gemm({200, 48, 96, false, true, false, true, kern::Act::linear}, rng, &pool);  // tall: rows
         check_gemm({37, 130, 300, true, false, true, true, kern::Act::tanh}, rng, &pool);
+        check_gemm({32, 100, 2500, true, true, false, true, kern::Act::relu}, rng, &pool);
     }
 }
 
