@@ -138,7 +138,9 @@ void depthwise2d_nhwc(const float* x, const float* w, const float* bias, float* 
                       const ActParams& act, ThreadPool* pool = nullptr);
 
 
-/// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N].
-void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N);
+/// Batched matrix product: y[b] = x[b] . w[b], x [B,M,K], w [B,K,N], y [B,M,N], split over
+/// `pool` when given.
+void batch_matmul(const float* x, const float* w, float* y, std::int64_t B, std::int64_t M, std::int64_t K, std::int64_t N,
+                  ThreadPool* pool = nullptr);
 
 }  // namespace graft::cpu

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/kernels.hpp"
+#include "cpu/threadpool.hpp"
 #include "graft_rt/attention.hpp"
 #include "graft_rt/elementwise.hpp"
 #include "graft_rt/embedding.hpp"
@@ -157,16 +158,37 @@ TEST_CASE("masking: rows equal to mask_value are zeroed and masked", "[kernels][
     }
 }
 
+namespace {
+
+dvec matmul_ref(const fvec& x, const fvec& w, i64 B, i64 M, i64 K, i64 N) {
+    dvec ref(static_cast<std::size_t>(B * M * N), 0.0);
+    for (i64 b = 0; b < B; ++b)
+        for (i64 m = 0; m < M; ++m)
+            for (i64 n = 0; n < N; ++n)
+                for (i64 k = 0; k < K; ++k) ref[(b * M + m) * N + n] += double(x[(b * M + m) * K + k]) * w[(b * K + k) * N + n];
+    return ref;
+}
+
+}  // namespace
+
 TEST_CASE("batch_matmul against a triple loop", "[kernels][attention]") {
     for (auto [B, M, K, N] : {std::array<i64, 4>{1, 1, 1, 1}, {3, 4, 5, 2}, {2, 1, 7, 1}, {2, 6, 3, 9}}) {
         auto x = randv(B * M * K), w = randv(B * K * N);
-        dvec ref(static_cast<std::size_t>(B * M * N), 0.0);
-        for (i64 b = 0; b < B; ++b)
-            for (i64 m = 0; m < M; ++m)
-                for (i64 n = 0; n < N; ++n)
-                    for (i64 k = 0; k < K; ++k) ref[(b * M + m) * N + n] += double(x[(b * M + m) * K + k]) * w[(b * K + k) * N + n];
+        const dvec ref = matmul_ref(x, w, B, M, K, N);
         fvec y(ref.size());
         batch_matmul(x.data(), w.data(), y.data(), B, M, K, N);
+        close(y, ref);
+    }
+}
+
+TEST_CASE("batch_matmul over a pool: whole products per thread, or each one split", "[kernels][attention]") {
+    graft::cpu::ThreadPool pool(3);
+    // 5 products over 3 threads; 2 products, each split over the 3 threads.
+    for (auto [B, M, K, N] : {std::array<i64, 4>{5, 40, 33, 50}, {2, 64, 70, 90}}) {
+        auto x = randv(B * M * K), w = randv(B * K * N);
+        const dvec ref = matmul_ref(x, w, B, M, K, N);
+        fvec y(ref.size());
+        batch_matmul(x.data(), w.data(), y.data(), B, M, K, N, &pool);
         close(y, ref);
     }
 }

@@ -198,7 +198,7 @@ std::unique_ptr<native::Kernel> build_matmul(native::BuildContext& b) {
     const MatMulDims d = BatchMatMulAttrs::parse(b.op()).dims(b.op());
     auto xs = b.in("x"), ys = b.in("y"), out = b.out("y");
     return native::make_kernel(
-        [=](const native::RunContext& c) { cpu::batch_matmul(c.at(xs), c.at(ys), c.at(out), d.batch, d.m, d.k, d.n); });
+        [=](const native::RunContext& c) { cpu::batch_matmul(c.at(xs), c.at(ys), c.at(out), d.batch, d.m, d.k, d.n, c.pool); });
 }
 
 void emit_matmul(cpp::EmitContext& ctx) {
