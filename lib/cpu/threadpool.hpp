@@ -68,6 +68,12 @@ inline void parallel_for(ThreadPool* pool, std::int64_t n, F&& fn) {
 
 inline int pool_size(const ThreadPool* pool) { return pool ? pool->size() : 1; }
 
+/// Work per task for ops split with parallel_ranges, below which a hand-off to another thread
+/// (about a microsecond) costs more than it saves: floats a memory-bound op streams (128 KB),
+/// and floats a row op with an exp or a reduction per element handles.
+constexpr std::int64_t kMinFloatsPerTask = 1 << 15;
+constexpr std::int64_t kMinRowFloatsPerTask = 1 << 13;
+
 /// Splits [0, n) into ranges, one per thread at most and each with at least `min_work` of the
 /// `work` the whole takes (one range when it is small), and calls fn(begin, end) for each.
 template <class F>

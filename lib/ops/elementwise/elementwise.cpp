@@ -2,6 +2,9 @@
 // graft_rt's), and Merge's steps in a fused elementwise program.
 #include "ops/elementwise/elementwise.hpp"
 
+#include <algorithm>
+
+#include "cpu/threadpool.hpp"
 #include "cpu/vmath.hpp"
 #include "graft_rt/softmax.hpp"
 #include "ops/emit_util.hpp"
@@ -59,9 +62,14 @@ std::unique_ptr<native::Kernel> build_merge(native::BuildContext& b) {
     constexpr std::size_t kMax = 64;
     if (xs.size() > kMax) throw UnsupportedError(op.describe() + ": more than 64 merge inputs");
     return native::make_kernel([=](const native::RunContext& c) {
-        const float* ptrs[kMax];
-        for (std::size_t i = 0; i < xs.size(); ++i) ptrs[i] = c.at(xs[i]);
-        graft_rt::merge(kind, ptrs, static_cast<int>(xs.size()), c.at(y), size);
+        // Ranges of whole 16-float groups split over the pool (y may be x0: in place per element).
+        const i64 groups = (size + 15) / 16;
+        cpu::parallel_ranges(c.pool, groups, size, cpu::kMinFloatsPerTask, [&](i64 g0, i64 g1) {
+            const i64 first = g0 * 16, count = std::min(size, g1 * 16) - first;
+            const float* ptrs[kMax];
+            for (std::size_t i = 0; i < xs.size(); ++i) ptrs[i] = c.at(xs[i]) + first;
+            graft_rt::merge(kind, ptrs, static_cast<int>(xs.size()), c.at(y) + first, count);
+        });
     });
 }
 
@@ -109,11 +117,19 @@ Outputs infer_softmax(const Operator& op) {
 std::unique_ptr<native::Kernel> build_softmax(native::BuildContext& b) {
     const auto sp = split_at(*b.op().input("x"), softmax_axis(b.op()));
     const auto x = b.in("x"), y = b.out("y");
+    // Blocks of the outer axis split over the pool.
+    const i64 block = sp.len * sp.inner;
     if (sp.inner == 1)  // the axis is the last: rows, with the vectorized exp
-        return native::make_kernel(
-            [=](const native::RunContext& c) { cpu::vmath::softmax_rows(c.at(x), c.at(y), sp.outer, sp.len); });
-    return native::make_kernel(
-        [=](const native::RunContext& c) { graft_rt::softmax(c.at(x), c.at(y), sp.outer, sp.len, sp.inner); });
+        return native::make_kernel([=](const native::RunContext& c) {
+            cpu::parallel_ranges(c.pool, sp.outer, sp.outer * block, cpu::kMinRowFloatsPerTask, [&](i64 r0, i64 r1) {
+                cpu::vmath::softmax_rows(c.at(x) + r0 * block, c.at(y) + r0 * block, r1 - r0, sp.len);
+            });
+        });
+    return native::make_kernel([=](const native::RunContext& c) {
+        cpu::parallel_ranges(c.pool, sp.outer, sp.outer * block, cpu::kMinRowFloatsPerTask, [&](i64 r0, i64 r1) {
+            graft_rt::softmax(c.at(x) + r0 * block, c.at(y) + r0 * block, r1 - r0, sp.len, sp.inner);
+        });
+    });
 }
 
 void emit_softmax(cpp::EmitContext& ctx) {

@@ -2,6 +2,7 @@
 // of LayerNorm, GroupNorm, L2Normalize and LRN. Both backends run graft_rt/normalization.hpp.
 #include "ops/normalization/normalization.hpp"
 
+#include "cpu/threadpool.hpp"
 #include "cpu/vmath.hpp"
 #include "graft_rt/normalization.hpp"
 #include "ops/emit_util.hpp"
@@ -51,10 +52,12 @@ GroupNormAttrs::Geometry GroupNormAttrs::geometry(const Variable& x) const {
 }
 
 LrnAttrs LrnAttrs::parse(const Operator& op) {
-    LrnAttrs a{op.attrs().get_axis("axis", op.describe()), op.attr<std::int64_t>("size"), static_cast<float>(op.attr<double>("alpha")),
-               static_cast<float>(op.attr<double>("beta")), static_cast<float>(op.attr<double>("bias"))};
+    LrnAttrs a{op.attrs().get_axis("axis", op.describe()), op.attr<std::int64_t>("size"),
+               static_cast<float>(op.attr<double>("alpha")), static_cast<float>(op.attr<double>("beta")),
+               static_cast<float>(op.attr<double>("bias"))};
     if (a.size < 1) shape_fail(op, "size " + std::to_string(a.size) + " (expected at least 1)");
-    if (!in(op, "x").order().has(a.axis)) shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + a.axis.name());
+    if (!in(op, "x").order().has(a.axis))
+        shape_fail(op, "input " + in(op, "x").describe() + " has no axis " + a.axis.name());
     return a;
 }
 
@@ -89,30 +92,35 @@ Outputs infer_group_norm(const Operator& op) {
 
 // ---- native kernels ---------------------------------------------------------------------------
 
-/// LayerNorm and GroupNorm: a kernel calling `norm(x, gamma, beta, y)` on the op's input x, its
+/// LayerNorm and GroupNorm: a kernel calling `norm(x, gamma, beta, y, pool)` on the op's input x, its
 /// optional inputs gamma and beta (null when absent) and its output y.
 template <class Norm>
 std::unique_ptr<native::Kernel> scaled_norm_kernel(native::BuildContext& b, Norm norm) {
     const auto x = b.in("x"), y = b.out("y");
     const auto gamma = optional_in(b, "gamma"), beta = optional_in(b, "beta");
-    return native::make_kernel(
-        [=](const native::RunContext& c) { norm(c.at(x), at_or_null(c, gamma), at_or_null(c, beta), c.at(y)); });
+    return native::make_kernel([=](const native::RunContext& c) {
+        norm(c.at(x), at_or_null(c, gamma), at_or_null(c, beta), c.at(y), c.pool);
+    });
 }
 
 std::unique_ptr<native::Kernel> build_layer_norm(native::BuildContext& b) {
     const auto a = RowNormAttrs::parse(b.op());
     const auto r = a.rows(*b.op().input("x"));
-    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
-        cpu::vmath::layer_norm_rows(x, gamma, beta, y, r.m, r.k, a.epsilon);
+    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y,
+                                     cpu::ThreadPool* pool) {
+        cpu::parallel_ranges(pool, r.m, r.m * r.k, cpu::kMinRowFloatsPerTask, [&](std::int64_t r0, std::int64_t r1) {
+            cpu::vmath::layer_norm_rows(x + r0 * r.k, gamma, beta, y + r0 * r.k, r1 - r0, r.k, a.epsilon);
+        });
     });
 }
 
 std::unique_ptr<native::Kernel> build_group_norm(native::BuildContext& b) {
     const auto a = GroupNormAttrs::parse(b.op());
     const auto g = a.geometry(*b.op().input("x"));
-    return scaled_norm_kernel(b, [=](const float* x, const float* gamma, const float* beta, float* y) {
-        graft_rt::group_norm(x, gamma, beta, y, g.n, g.s, g.c, a.groups, a.epsilon);
-    });
+    return scaled_norm_kernel(b,
+                              [=](const float* x, const float* gamma, const float* beta, float* y, cpu::ThreadPool*) {
+                                  graft_rt::group_norm(x, gamma, beta, y, g.n, g.s, g.c, a.groups, a.epsilon);
+                              });
 }
 
 std::unique_ptr<native::Kernel> build_l2_normalize(native::BuildContext& b) {
@@ -164,7 +172,8 @@ void emit_lrn(cpp::EmitContext& ctx) {
     const auto a = LrnAttrs::parse(ctx.op());
     cpp::use(ctx, "normalization");
     cpp::emit_split(ctx, split_at(in(ctx.op(), "x"), a.axis), a.axis);
-    ctx.line("graft_rt::lrn({}, {}, outer, len, inner, {}, {}, {}, {});", ctx.input("x"), ctx.output("y"), a.size, a.alpha, a.beta, a.bias);
+    ctx.line("graft_rt::lrn({}, {}, outer, len, inner, {}, {}, {}, {});", ctx.input("x"), ctx.output("y"), a.size,
+             a.alpha, a.beta, a.bias);
 }
 
 void emit_group_norm(cpp::EmitContext& ctx) {
@@ -198,7 +207,8 @@ void register_normalization(Registry& r) {
         .inplace()
         .add(r, build_l2_normalize, emit_l2_normalize);
     OpDef(kLRN, {"x"}, infer_lrn,
-          "local response normalization: y = x / (bias + alpha / size * sum of x^2 over `size` neighbours along `axis`) ^ beta")
+          "local response normalization: y = x / (bias + alpha / size * sum of x^2 over `size` neighbours along "
+          "`axis`) ^ beta")
         .add(r, build_lrn, emit_lrn);
 }
 
