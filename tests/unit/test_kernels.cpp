@@ -473,6 +473,8 @@ TEST_CASE("graft_rt::transpose: random ranks, shapes and permutations", "[kernel
     check({1, 7, 1, 9}, {3, 2, 1, 0});
     check({4, 1, 1}, {2, 1, 0});
     check({2, 3, 4, 5, 2, 3, 2, 2}, {7, 0, 6, 1, 5, 2, 4, 3});
+    check({7, 3, 1024}, {1, 2, 0});  // strides of 4 KB multiples: 4-line tiles, 7 = 4 + 3
+    check({18, 2, 2048}, {2, 0, 1});
     for (int it = 0; it < 200; ++it) {
         const int rank = rand_int(1, 6);
         std::vector<i64> shape;
