@@ -114,6 +114,8 @@ TEST_CASE("gemm: the thread pool splits rows or columns without changing results
         check_gemm({200, 48, 96, false, true, false, true, kern::Act::linear}, rng, &pool);  // tall: rows
         check_gemm({37, 130, 300, true, false, true, true, kern::Act::tanh}, rng, &pool);
         check_gemm({32, 100, 2500, true, true, false, true, kern::Act::relu}, rng, &pool);
+        check_gemm({64, 200, 70, true, true, false, true, kern::Act::tanh}, rng, &pool);  // more columns: columns
+        check_gemm({64, 40, 70, false, false, true, false, kern::Act::relu}, rng, &pool);  // more rows: rows
     }
 }
 
