@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/attention.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/threadpool.hpp"
 #include "graft_rt/attention.hpp"
@@ -251,6 +252,43 @@ TEST_CASE("attention: dot with heads, causal and value mask; tanh scores", "[ker
         graft_rt::attention(q.data(), k.data(), v.data(), ap, mp, y.data(), p, work.data());
         close(y, attention_ref(q, k, v, ap, mp, p));
     }
+}
+
+TEST_CASE("attention_dot: the GEMM path against the loops, on a pool", "[kernels][attention]") {
+    graft::cpu::ThreadPool pool(3);
+    struct Case {
+        AttentionParams p;
+        bool vmask;
+    };
+    const Case cases[] = {
+        {{2, 3, 4, 1, 5, 2, Score::dot, 0.7f, false}, false},
+        {{2, 4, 4, 3, 2, 3, Score::dot, 0.5f, true}, false},
+        {{1, 5, 3, 2, 4, 4, Score::dot, 1.f, false}, true},
+        {{2, 37, 53, 4, 16, 24, Score::dot, 0.125f, true}, true},  // full GEMM tiles; 8 pairs over 3 threads
+        {{3, 64, 64, 4, 64, 64, Score::dot, 0.125f, false}, true},
+    };
+    for (const auto& c : cases)
+        for (int max_tasks : {1, 3}) {
+            const auto& p = c.p;
+            INFO("b " << p.b << " tq " << p.tq << " tv " << p.tv << " heads " << p.heads << " dk " << p.dk << " dv " << p.dv
+                      << " causal " << p.causal << " vmask " << c.vmask << " tasks " << max_tasks);
+            auto q = randv(p.b * p.tq * p.heads * p.dk), k = randv(p.b * p.tv * p.heads * p.dk);
+            auto v = randv(p.b * p.tv * p.heads * p.dv);
+            fvec vm(static_cast<std::size_t>(p.b * p.tv), 1.f);
+            vm[1] = 0.f;
+            if (p.b > 1) vm[static_cast<std::size_t>(p.tv) + 2] = 0.f;
+            const float* mp = c.vmask ? vm.data() : nullptr;
+            fvec y(static_cast<std::size_t>(p.b * p.tq * p.heads * p.dv), -5.f);
+            fvec work(static_cast<std::size_t>(max_tasks * graft::cpu::attention_dot_floats(p)));
+            graft::cpu::attention_dot(q.data(), k.data(), v.data(), mp, y.data(), p, work.data(), max_tasks, &pool);
+            close(y, attention_ref(q, k, v, nullptr, mp, p));
+        }
+    // No keys: every output is 0, as graft_rt::attention leaves it.
+    const AttentionParams none{2, 3, 0, 2, 4, 5, Score::dot, 1.f, false};
+    auto q = randv(2 * 3 * 2 * 4);
+    fvec y(2 * 3 * 2 * 5, -5.f), work(static_cast<std::size_t>(graft::cpu::attention_dot_floats(none)) + 1);
+    graft::cpu::attention_dot(q.data(), q.data(), q.data(), nullptr, y.data(), none, work.data(), 1, &pool);  // k, v unread
+    for (float e : y) CHECK(e == 0.f);
 }
 
 }  // namespace graft_test_kernels_normalization

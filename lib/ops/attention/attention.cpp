@@ -1,7 +1,10 @@
 // The attention family (attention.hpp): the schema, native kernel builder and C++ emitter of
-// Attention. Both backends run graft_rt/attention.hpp.
+// Attention. The generated C++ runs graft_rt/attention.hpp; the native backend runs dot scores on
+// the GEMM (cpu/attention.hpp), tanh scores through graft_rt too.
 #include "ops/attention/attention.hpp"
 
+#include "cpu/attention.hpp"
+#include "cpu/threadpool.hpp"
 #include "ops/emit_util.hpp"
 #include "ops/families.hpp"
 #include "ops/op_types.hpp"
@@ -65,9 +68,16 @@ Outputs infer_attention(const Operator& op) {
 std::unique_ptr<native::Kernel> build_attention(native::BuildContext& b) {
     const Operator& op = b.op();
     const auto p = AttentionAttrs::parse(op).params(op);
-    auto work = b.workspace(static_cast<std::size_t>(p.tv));
     auto q = b.in("q"), k = b.in("k"), v = b.in("v"), y = b.out("y");
     const auto a = optional_in(b, "a"), m = optional_in(b, "vmask");
+    if (p.score == graft_rt::AttentionScore::dot) {  // on the GEMM, (batch, head) pairs over the threads
+        const int max_tasks = cpu::ThreadPool::hardware_threads();
+        auto work = b.workspace(static_cast<std::size_t>(cpu::attention_dot_floats(p) * max_tasks));
+        return native::make_kernel([=](const native::RunContext& c) {
+            cpu::attention_dot(c.at(q), c.at(k), c.at(v), at_or_null(c, m), c.at(y), p, c.at(work), max_tasks, c.pool);
+        });
+    }
+    auto work = b.workspace(static_cast<std::size_t>(p.tv));
     return native::make_kernel([=](const native::RunContext& c) {
         graft_rt::attention(c.at(q), c.at(k), c.at(v), at_or_null(c, a), at_or_null(c, m), c.at(y), p, c.at(work));
     });
