@@ -10,7 +10,8 @@ namespace graft::cpu {
 
 class ThreadPool;
 
-/// Scratch floats one task needs: K's head transposed [dk, tv] and the scores [tq, tv].
+/// Scratch floats one task needs: K's head transposed [dk, tv] and the scores of up to 256
+/// queries [min(tq, 256), tv].
 std::int64_t attention_dot_floats(const graft_rt::AttentionParams& p);
 
 /// y [b, tq, heads*dv] = softmax(scale * q k^T, masked) v for every head, q and k [b, t,

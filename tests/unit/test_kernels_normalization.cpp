@@ -266,6 +266,7 @@ TEST_CASE("attention_dot: the GEMM path against the loops, on a pool", "[kernels
         {{1, 5, 3, 2, 4, 4, Score::dot, 1.f, false}, true},
         {{2, 37, 53, 4, 16, 24, Score::dot, 0.125f, true}, true},  // full GEMM tiles; 8 pairs over 3 threads
         {{3, 64, 64, 4, 64, 64, Score::dot, 0.125f, false}, true},
+        {{1, 300, 280, 2, 8, 5, Score::dot, 0.3f, true}, true},  // queries in blocks of 256, causal across them
     };
     for (const auto& c : cases)
         for (int max_tasks : {1, 3}) {
