@@ -4,7 +4,7 @@
 //   node bench/compare.js --graft BUILD/bin/graft [--kit DIR] [--big DIR] [--extra DIR[,DIR]]
 //        [--models mlp,smallcnn,lstm,resnet18k] [--formats h5,onnx] [--ort c-api|node]
 //        [--batches 1,32] [--threads 1,2] [--rounds 3] [--roofline PATH|none] [--out FILE.md]
-//        [--precision fp32|int8]
+//        [--precision fp32|int8|bf16]
 //
 // --kit is the benchmark kit (default $GRAFT_BENCH_KIT or /work/shared/bench): models/<m>/ for mlp,
 // smallcnn, lstm, and the ORT runners. --big holds resnet18k (default $GRAFT_BENCH_BIG or
@@ -33,6 +33,11 @@
 // /tmp/graft-bench-int8): both speed-ups, graft int8 over ORT int8, and each one's max abs error
 // against the fp32 reference and graft's top-1 agreement with it. A graft int8 error beyond
 // --int8-atol (default 0.05) fails the run.
+//
+// --precision bf16 makes a third table: graft on model.onnx at fp32 and with `--precision bf16`,
+// ORT at fp32 (ORT has no bf16 path for these models on a CPU), the speed-up, graft bf16 over ORT,
+// the error against the fp32 reference (beyond --int8-atol fails the run) and top-1 agreement, and
+// a roofline fraction against graft_roofline's bf16 peak (vdpbf16ps) and half the weights' bytes.
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
@@ -54,7 +59,7 @@ function parse(argv) {
   a.rounds = +a.rounds;
   if (!a.graft) { console.error('usage: node bench/compare.js --graft PATH/TO/graft [options] (see the header)'); process.exit(2); }
   if (a.ort !== 'c-api' && a.ort !== 'node') { console.error('--ort is c-api or node'); process.exit(2); }
-  if (a.precision !== 'fp32' && a.precision !== 'int8') { console.error('--precision is fp32 or int8'); process.exit(2); }
+  if (!['fp32', 'int8', 'bf16'].includes(a.precision)) { console.error('--precision is fp32, int8 or bf16'); process.exit(2); }
   a.int8Atol = +a.int8Atol;
   return a;
 }
@@ -168,28 +173,52 @@ function int8Model(a, m, dir) {
   return out;
 }
 
-/// --precision int8: graft fp32 and int8, ORT fp32 and on the quantised model, alternating.
-function benchRowInt8(a, ort, m, dir, man, b, t) {
+/// --precision int8 or bf16: graft fp32 and reduced, ORT fp32 and (int8) on the quantised model, alternating.
+function benchRowLowp(a, ort, m, dir, man, b, t) {
   const iters = (ITERS[m] || man.iters || ITERS_LARGE)[b] || 100;
   const input = path.join(dir, `input_b${b}.npy`), ref = path.join(dir, `output_b${b}.npy`), model = path.join(dir, 'model.onnx');
-  const q = int8Model(a, m, dir);
+  const q = a.precision === 'int8' ? int8Model(a, m, dir) : null;
   const runs = {g32: [], g8: [], o32: [], o8: []};
   const graft = (precision, atol, rtol) => runJson(a.graft, ['bench', model, '--input', input, '--threads', `${t}`, '--iters', `${iters}`,
                                                              '--json', '--check', ref, '--atol', `${atol}`, '--rtol', `${rtol}`, '--precision', precision]);
   for (let r = 0; r < a.rounds; r++) {
     runs.g32.push(graft('fp32', man.atol || 1e-4, man.rtol || 1e-4));
-    runs.g8.push(graft('int8', 1e9, 0));
+    runs.g8.push(graft(a.precision, 1e9, 0));
     runs.o32.push(ort.run(model, input, t, iters));
-    runs.o8.push(ort.run(q, input, t, iters, ref));
+    if (q) runs.o8.push(ort.run(q, input, t, iters, ref));
   }
-  const med = (k) => median(runs[k].map((x) => x.median_ms));
+  const med = (k) => (runs[k].length ? median(runs[k].map((x) => x.median_ms)) : undefined);
   const row = {model: m, batch: b, threads: t, g32: med('g32'), g8: med('g8'), o32: med('o32'), o8: med('o8'),
                precision: runs.g8[0].precision, err: Math.max(...runs.g8.map((x) => x.max_abs_err)),
-               ort_err: Math.max(...runs.o8.map((x) => x.max_abs_diff)), top1: runs.g8[0].top1_agree, rows: runs.g8[0].top1_rows};
+               ort_err: q ? Math.max(...runs.o8.map((x) => x.max_abs_diff)) : undefined, top1: runs.g8[0].top1_agree,
+               rows: runs.g8[0].top1_rows, weight_mb: runs.g8[0].weight_mb, gflop: GFLOP[m] || man.gflop_per_sample};
   row.ok = runs.g32.every((x) => x.ok) && row.err <= a.int8Atol;
-  console.error(`${m} b${b} t${t}: graft fp32 ${fmt(row.g32)} int8 ${fmt(row.g8)} ms (${row.precision}), ORT fp32 ${fmt(row.o32)} int8 ${fmt(row.o8)} ms, ` +
-                `err graft ${row.err.toExponential(1)} ORT ${row.ort_err.toExponential(1)} ${row.ok ? 'ok' : 'FAIL'}`);
+  console.error(`${m} b${b} t${t}: graft fp32 ${fmt(row.g32)} ${a.precision} ${fmt(row.g8)} ms (${row.precision}), ORT fp32 ${fmt(row.o32)}` +
+                (q ? ` int8 ${fmt(row.o8)}` : '') + ` ms, err graft ${row.err.toExponential(1)}` + (q ? ` ORT ${row.ort_err.toExponential(1)}` : '') +
+                ` ${row.ok ? 'ok' : 'FAIL'}`);
   return row;
+}
+
+/// --precision bf16: the row's bound at the bf16 peak (FLOPs) or half the weights' bytes, over graft bf16's time.
+function bf16Roofline(rl, r) {
+  const lim = rl && rl[`t${r.threads}`];
+  if (!lim || !lim.bf16_gflops || !r.gflop || !(r.weight_mb >= 0)) return '-';
+  const bytes = r.weight_mb * 1048576 / 2;
+  const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
+                                                                                                     : ['DRAM', lim.bw_dram_gbs];
+  const computeMs = r.gflop * r.batch / lim.bf16_gflops * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
+  return `${(100 * Math.max(computeMs, memoryMs) / r.g8).toFixed(0)}% ${computeMs >= memoryMs ? 'BF16' : level}`;
+}
+
+function bf16Table(rows, rl) {
+  const lines = [
+    '| model | batch | threads | graft fp32 ms | graft bf16 ms | graft speed-up | ORT fp32 ms | graft bf16 / ORT fp32 | bf16 roofline | graft bf16 max abs err | top-1 as fp32 reference |',
+    '|---|---|---|---|---|---|---|---|---|---|---|'];
+  for (const r of rows)
+    lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${fmt(r.g32)} | ${fmt(r.g8)}${r.precision === 'bf16' ? '' : ' (ran fp32)'} | ${ratio(r.g32, r.g8)}x | ` +
+               `${fmt(r.o32)} | **${ratio(r.g8, r.o32)}** | ${bf16Roofline(rl, r)} | ${r.err.toExponential(1)}${r.ok ? '' : ' FAIL'} | ` +
+               `${r.rows ? `${r.top1}/${r.rows}` : '-'} |`);
+  return lines;
 }
 
 function int8Table(rows) {
@@ -218,14 +247,14 @@ function main() {
     for (const b of a.batches.split(',').map(Number)) {
       if (!fs.existsSync(path.join(dir, `input_b${b}.npy`))) { console.error(`skipping ${m} b${b}: no input_b${b}.npy`); continue; }
       for (const t of a.threads.split(',').map(Number))
-        rows.push(a.precision === 'int8' ? benchRowInt8(a, ort, m, dir, man, b, t) : benchRow(a, ort, m, dir, man, b, t));
+        rows.push(a.precision === 'fp32' ? benchRow(a, ort, m, dir, man, b, t) : benchRowLowp(a, ort, m, dir, man, b, t));
     }
   }
   const load1 = os.loadavg();
   const lines = [
     '| model | batch | threads | graft .h5 ms | graft .onnx ms | ORT ms | .h5/ORT | .onnx/ORT | min ratio | graft GFLOP/s | roofline | <= 0.8x | max abs err | file to 1st result ms | peak RSS MB | arena MB |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
-  for (const r of a.precision === 'int8' ? [] : rows) {
+  for (const r of a.precision === 'fp32' ? rows : []) {
     const roof = rooflineOf(rl, r, r.gflop);
     lines.push(`| ${r.model} | ${r.batch} | ${r.threads} | ${r.failed.h5 ? 'refused' : fmt(r.h5)} | ${r.failed.onnx ? 'refused' : fmt(r.onnx)} | ${fmt(r.ort_ms)} | **${ratio(r.h5, r.ort_ms)}** | ` +
                `**${ratio(r.onnx, r.ort_ms)}** | ${(r.graft_min / r.ort_min).toFixed(2)} | ${r.gflops === undefined ? '-' : r.gflops.toFixed(1)} | ` +
@@ -234,7 +263,7 @@ function main() {
   }
   const mb = (x) => `${(x / 1048576).toFixed(x < 1048576 ? 2 : 0)} MiB`;
   const limits = rl ? Object.keys(rl).filter((k) => /^t\d+$/.test(k)).map((k) =>
-    `${k.slice(1)} thread(s): FMA ${rl[k].fma_gflops} GFLOP/s, read L2 ${rl[k].bw_l2_gbs} / L3 ${rl[k].bw_l3_gbs} / DRAM ${rl[k].bw_dram_gbs} GB/s`).join('; ')
+    `${k.slice(1)} thread(s): FMA ${rl[k].fma_gflops}${rl[k].bf16_gflops ? `, bf16 dot ${rl[k].bf16_gflops}` : ''} GFLOP/s, read L2 ${rl[k].bw_l2_gbs} / L3 ${rl[k].bw_l3_gbs} / DRAM ${rl[k].bw_dram_gbs} GB/s`).join('; ')
     : '';
   const head = [
     `Measured ${started.toISOString()} on ${os.cpus().length} x ${os.cpus()[0].model}, ${os.hostname()}; ` +
@@ -242,7 +271,10 @@ function main() {
     rl ? `CPU ${rl.cpu}: graft ISA ${rl.isa} (${rl.flags}); L2 ${mb(rl.l2_bytes)} per core, L3 ${mb(rl.l3_bytes)}. ` +
          `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or weights ` +
          'once at the bandwidth of the level they fit in, whichever is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
-    a.precision === 'int8'
+    a.precision === 'bf16'
+      ? `graft: \`${a.graft} bench --json --check --precision fp32|bf16\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
+        'Errors are against the fp32 reference output. '
+      : a.precision === 'int8'
       ? `graft: \`${a.graft} bench --json --check --precision fp32|int8\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx ` +
         'and on its int8 version (bench/quantize_onnx.py: DynamicQuantizeLinear + MatMulInteger per product, weights per column, as onnxruntime\'s ' +
         'quantize_dynamic writes them). Errors are against the fp32 reference output. '
@@ -251,7 +283,8 @@ function main() {
       `process's median, mins the best over rounds; min ratio is graft's best min over ORT's. <= 0.8x holds when every format does.`,
     '', ''];
   const refusals = rows.flatMap((r) => Object.entries(r.failed || {}).map(([f, msg]) => `- ${r.model} b${r.batch} t${r.threads} .${f}: ${msg}`));
-  const text = head.join('\n') + (a.precision === 'int8' ? int8Table(rows) : lines).join('\n') + '\n' + (refusals.length ? '\nRefused:\n' + [...new Set(refusals)].join('\n') + '\n' : '');
+  const table = a.precision === 'int8' ? int8Table(rows) : a.precision === 'bf16' ? bf16Table(rows, rl) : lines;
+  const text = head.join('\n') + table.join('\n') + '\n' + (refusals.length ? '\nRefused:\n' + [...new Set(refusals)].join('\n') + '\n' : '');
   process.stdout.write(text);
   if (a.out) {  // a temporary name, then a rename: never a half-written file
     const tmp = `${a.out}.tmp-${process.pid}`;

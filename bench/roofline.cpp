@@ -6,6 +6,7 @@
 // 1 and T threads
 //   - fma_gflops: the fused multiply-add peak, from independent FMA chains in registers (as many
 //     accumulators as it takes to hide the FMA latency) at the widest vector width this CPU has;
+//   - bf16_gflops (AVX-512 BF16 CPUs only): the same for vdpbf16ps, the peak of --precision bf16;
 //   - bw_l2/bw_l3/bw_dram_gbs: read bandwidth from buffers sized to sit in L2 (half of it), in L3
 //     (half of it, split over the threads) and in DRAM (8x L3), with vector loads into several
 //     accumulators; each thread streams its own buffer.
@@ -98,6 +99,23 @@ double fma_flops_per_call(Isa isa) {
 }
 
 double fma_call(Isa isa) { return isa == Isa::avx512 ? fma_avx512() : isa == Isa::avx2 ? fma_avx2() : fma_generic(); }
+
+// --- bf16 dot-product peak (AVX-512 BF16): vdpbf16ps adds two products per float lane. ---
+__attribute__((target("avx512f,avx512bf16"))) double bf16_dot() {
+    __m512 a[12];
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_ps(1e-7f * static_cast<float>(i));
+    const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+    const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-4f), _mm512_set1_ps(3e-4f));
+    for (long k = 0; k < kIters; ++k)
+#pragma GCC unroll 12
+        for (int i = 0; i < 12; ++i) a[i] = _mm512_dpbf16_ps(a[i], x, y);
+    __m512 s = a[0];
+    for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, a[i]);
+    return sum16(s);
+}
+
+/// Multiply-adds x 2 per bf16_dot() call: 12 chains x 16 lanes x 2 products x kIters.
+constexpr double kBf16FlopsPerCall = 2.0 * 12 * 16 * 2 * static_cast<double>(kIters);
 
 // --- read bandwidth ---
 __attribute__((target("avx512f"))) float read_avx512(const float* p, std::size_t n) {
@@ -244,10 +262,20 @@ int main(int argc, char** argv) {
     if (threads > 1) counts.push_back(threads);
     for (int t : counts) {
         const double peak = fma_gflops(isa, t, budget);
+        std::string bf16;
+        if (__builtin_cpu_supports("avx512bf16")) {
+            std::vector<double> sinks(static_cast<std::size_t>(t));
+            const double sec = best_round(t, budget, [&](int i) { sinks[static_cast<std::size_t>(i)] = bf16_dot(); });
+            for (double x : sinks) g_sink = g_sink + x;
+            char text[64];
+            std::snprintf(text, sizeof text, ", \"bf16_gflops\": %.1f", kBf16FlopsPerCall * t / sec / 1e9);
+            bf16 = text;
+        }
         const double bw2 = read_gbs(isa, t, static_cast<std::size_t>(l2 / 2), budget);
         const double bw3 = read_gbs(isa, t, static_cast<std::size_t>(l3 / 2 / t), budget);
         const double bwd = read_gbs(isa, t, static_cast<std::size_t>(std::max(8 * l3, 256L << 20) / t), budget);
-        std::printf(", \"t%d\": {\"fma_gflops\": %.1f, \"bw_l2_gbs\": %.1f, \"bw_l3_gbs\": %.1f, \"bw_dram_gbs\": %.1f}", t, peak, bw2, bw3, bwd);
+        std::printf(", \"t%d\": {\"fma_gflops\": %.1f%s, \"bw_l2_gbs\": %.1f, \"bw_l3_gbs\": %.1f, \"bw_dram_gbs\": %.1f}", t, peak,
+                    bf16.c_str(), bw2, bw3, bwd);
     }
     std::printf("}\n");
     return 0;

@@ -245,9 +245,9 @@ Session& Model::Shared::default_session() {
 }
 
 namespace {
-/// int8 only where it is faster than fp32 (cpu/gemm/qgemm.hpp).
+/// int8 or bf16 only where it is faster than fp32 (cpu/gemm/qgemm.hpp).
 Precision effective(Precision asked) {
-    return asked == Precision::int8 && cpu::gemm::qgemm_fast() ? Precision::int8 : Precision::fp32;
+    return asked != Precision::fp32 && cpu::gemm::qgemm_fast(asked) ? asked : Precision::fp32;
 }
 }  // namespace
 

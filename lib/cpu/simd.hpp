@@ -69,6 +69,11 @@ struct Vec4 {
     _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")             \
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
 #define GRAFT_SIMD_AVX512_END _Pragma("GCC diagnostic pop") _Pragma("GCC pop_options")
+// AVX-512 with BF16 (vdpbf16ps, vcvtne2ps2bf16): the bf16 products alone (bgemm_avx512.cpp).
+#define GRAFT_SIMD_AVX512BF16_BEGIN                                                                    \
+    _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma\")") \
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define GRAFT_SIMD_AVX512BF16_END GRAFT_SIMD_AVX512_END
 #define GRAFT_SIMD_SELECT(isa, if_generic, if_avx2, if_avx512)                                        \
     ((isa) == ::graft::cpu::gemm::Isa::avx512 ? (if_avx512)                                          \
                                               : (isa) == ::graft::cpu::gemm::Isa::avx2 ? (if_avx2) : (if_generic))

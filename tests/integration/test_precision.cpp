@@ -1,8 +1,9 @@
-// LoadOptions::precision = int8 (cpu/gemm/qgemm.hpp) on whole models, against the independent
-// references (tfjs for the Keras fixtures; Keras' own predictions for the bench MLP): every
-// fixture stays within a few percent of its outputs' range, the classifier keeps its top-1,
-// and the answers are not fp32's (the int8 path ran). On a CPU without AVX2 the model must say
-// it runs fp32, and match the references as tightly as ever.
+// LoadOptions::precision = int8 and bf16 (cpu/gemm/qgemm.hpp) on whole models, against the
+// independent references (tfjs for the Keras fixtures; Keras' own predictions for the bench
+// MLP): every fixture stays within a few percent of its outputs' range (bf16: one percent), the
+// classifier keeps its top-1, and the answers are not fp32's (the reduced path ran). On a CPU
+// without the instructions (AVX2 for int8, AVX-512 BF16 for bf16) the model must say it runs
+// fp32, and match the references as tightly as ever.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -30,8 +31,8 @@ struct Outcome {
     bool differs = false;       // some output is not bit-identical to fp32's
 };
 
-/// Runs the fixture in `dir` at fp32 and int8 on the manifest's inputs.
-Outcome run_fixture(const fs::path& dir, const rapidjson::Document& man) {
+/// Runs the fixture in `dir` at fp32 and at `lowp` on the manifest's inputs.
+Outcome run_fixture(const fs::path& dir, const rapidjson::Document& man, graft::Precision lowp) {
     auto str = [](const rapidjson::Value& v, const char* key) { return std::string(v[key].GetString()); };
     graft::LoadOptions options;
     fs::path model = dir / str(man, "model");
@@ -40,12 +41,12 @@ Outcome run_fixture(const fs::path& dir, const rapidjson::Document& man) {
         model = dir / str(man, "config");
     }
     const auto fp32 = graft::load(model.string(), options);
-    options.precision = graft::Precision::int8;
-    const auto int8 = graft::load(model.string(), options);
-    CHECK(int8.precision() == (graft::cpu::gemm::qgemm_fast() ? graft::Precision::int8 : graft::Precision::fp32));
+    options.precision = lowp;
+    const auto reduced = graft::load(model.string(), options);
+    CHECK(reduced.precision() == (graft::cpu::gemm::qgemm_fast(lowp) ? lowp : graft::Precision::fp32));
     std::map<std::string, graft::Tensor> inputs;
     for (const auto& in : man["inputs"].GetArray()) inputs[str(in, "name")] = load_npy(dir / str(in, "file"));
-    const auto a = fp32.run(inputs), q = int8.run(inputs);
+    const auto a = fp32.run(inputs), q = reduced.run(inputs);
     Outcome o;
     for (const auto& out : man["outputs"].GetArray()) {
         const auto name = str(out, "name");
@@ -69,18 +70,18 @@ bool has_quantised_layer(const fs::path& dir, const rapidjson::Document& man) {
     return false;
 }
 
-}  // namespace
-
-TEST_CASE("precision: int8 Keras fixtures with Dense or recurrent layers stay within 3% of their tfjs outputs' range", "[precision][integration]") {
+void check_fixtures(graft::Precision lowp, double tolerance) {
     std::size_t n = 0;
+    const bool fast = graft::cpu::gemm::qgemm_fast(lowp);
     for (const auto& dir : fixture_dirs()) {
         const auto man = read_manifest(dir);
         if (!has_quantised_layer(dir, man)) continue;
         DYNAMIC_SECTION(dir.filename().string()) {
-            const Outcome o = run_fixture(dir, man);
-            fmt::print("precision: int8 {:<34} max_abs_err={:.3g} of range {:.3g}\n", dir.filename().string(), o.err, o.range);
-            if (graft::cpu::gemm::qgemm_fast()) {
-                CHECK(o.err <= 0.03 * o.range + 1e-4);
+            const Outcome o = run_fixture(dir, man, lowp);
+            fmt::print("precision: {} {:<34} max_abs_err={:.3g} of range {:.3g}{}\n", graft::precision_name(lowp),
+                       dir.filename().string(), o.err, o.range, fast ? "" : " (ran fp32)");
+            if (fast) {
+                CHECK(o.err <= tolerance * o.range + 1e-4);
                 CHECK(o.differs);
             } else {
                 CHECK(o.err <= 1e-4 * (1 + o.range));
@@ -91,14 +92,15 @@ TEST_CASE("precision: int8 Keras fixtures with Dense or recurrent layers stay wi
     CHECK(n >= 4);
 }
 
-TEST_CASE("precision: the int8 bench MLP keeps Keras' top-1 on 32 rows", "[precision][integration]") {
+/// The bench MLP (Keras' own predictions) on 32 rows: every top-1 kept, max error within `tolerance`.
+void check_bench_mlp(graft::Precision lowp, double tolerance) {
     const fs::path dir = fs::path(GRAFT_SHARED_DIR) / "bench/models/mlp";
     if (!fs::exists(dir / "model.h5")) {
         WARN("skipped: " << dir << " is absent (the workplace's shared bench models)");
         return;
     }
     graft::LoadOptions options;
-    options.precision = graft::Precision::int8;
+    options.precision = lowp;
     const auto model = graft::load((dir / "model.h5").string(), options);
     const auto got = model.run(std::vector<graft::Tensor>{load_npy(dir / "input_b32.npy")})[0];
     const auto ref = load_npy(dir / "output_b32.npy");
@@ -112,12 +114,31 @@ TEST_CASE("precision: the int8 bench MLP keeps Keras' top-1 on 32 rows", "[preci
         agree += std::max_element(g, g + width) - g == std::max_element(f, f + width) - f;
         for (std::size_t j = 0; j < width; ++j) err = std::max(err, static_cast<double>(std::fabs(g[j] - f[j])));
     }
-    fmt::print("precision: int8 bench mlp: top-1 agrees on {} of {} rows, max_abs_err={:.3g}\n", agree, rows, err);
+    fmt::print("precision: {} bench mlp: top-1 agrees on {} of {} rows, max_abs_err={:.3g}\n",
+               graft::precision_name(model.precision()), agree, rows, err);
     CHECK(agree == rows);
-    CHECK(err <= 0.05);
+    CHECK(err <= tolerance);
 }
 
-TEST_CASE("precision: the CLI takes --precision fp32|int8 for run and bench, and refuses others", "[precision][cli]") {
+}  // namespace
+
+TEST_CASE("precision: int8 Keras fixtures with Dense or recurrent layers stay within 3% of their tfjs outputs' range", "[precision][integration]") {
+    check_fixtures(graft::Precision::int8, 0.03);
+}
+
+TEST_CASE("precision: bf16 Keras fixtures with Dense or recurrent layers stay within 1% of their tfjs outputs' range", "[precision][integration]") {
+    check_fixtures(graft::Precision::bf16, 0.01);
+}
+
+TEST_CASE("precision: the int8 bench MLP keeps Keras' top-1 on 32 rows", "[precision][integration]") {
+    check_bench_mlp(graft::Precision::int8, 0.05);
+}
+
+TEST_CASE("precision: the bf16 bench MLP keeps Keras' top-1 on 32 rows", "[precision][integration]") {
+    check_bench_mlp(graft::Precision::bf16, 0.02);
+}
+
+TEST_CASE("precision: the CLI takes --precision fp32|int8|bf16 for run and bench, and refuses others", "[precision][cli]") {
     const fs::path dir = fixture("dense_sequential_input_layer");
     TempDir tmp;
     const std::string in = (dir / "input_input_1.npy").string(), model = (dir / "model.h5").string();
@@ -132,7 +153,13 @@ TEST_CASE("precision: the CLI takes --precision fp32|int8 for run and bench, and
     REQUIRE(!j.HasParseError());
     REQUIRE(j.HasMember("precision"));
     CHECK(std::string(j["precision"].GetString()) == (graft::cpu::gemm::qgemm_fast() ? "int8" : "fp32"));
-    const auto bad = run_cli({"run", model, "--input", in, "--print", "--precision", "bf16"});
+    const auto bf = run_cli({"bench", model, "--input", in, "--iters", "2", "--json", "--precision", "bf16"});
+    CHECK(bf.exit_code == 0);
+    rapidjson::Document jb;
+    jb.Parse(bf.out.c_str());
+    REQUIRE(!jb.HasParseError());
+    CHECK(std::string(jb["precision"].GetString()) == (graft::cpu::gemm::qgemm_fast(graft::Precision::bf16) ? "bf16" : "fp32"));
+    const auto bad = run_cli({"run", model, "--input", in, "--print", "--precision", "fp16"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--precision") != std::string::npos);
 }

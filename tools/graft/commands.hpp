@@ -25,7 +25,7 @@ struct ModelOptions {
 /// --precision as LoadOptions::precision (the CLI accepts only the names parse_precision knows).
 inline Precision precision_of(const ModelOptions& o) { return parse_precision(o.precision).value_or(Precision::fp32); }
 
-/// On stderr, when int8 was asked for and the CPU runs fp32 instead.
+/// On stderr, when int8 or bf16 was asked for and the CPU runs fp32 instead.
 void note_precision(const ModelOptions& o, const Model& model);
 
 struct RunOptions {

@@ -60,9 +60,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
 /// --precision and --batch-slice, for the commands that run the model.
 void add_run_options(CLI::App& cmd, ModelOptions& o) {
     cmd.add_option("--precision", o.precision,
-                   "fp32 (default, exact to float rounding) or int8: Dense/MatMul and RNN weights quantised per column, "
-                   "inputs per row (falls back to fp32 on a CPU without AVX2)")
-        ->check(CLI::IsMember({"fp32", "int8"}));
+                   "fp32 (default, exact to float rounding), int8 (Dense/MatMul and RNN weights quantised per column, "
+                   "inputs per row; needs AVX2) or bf16 (the same weights and inputs rounded to bfloat16, float sums; "
+                   "needs AVX-512 BF16); falls back to fp32 on a CPU without the instructions")
+        ->check(CLI::IsMember({"fp32", "int8", "bf16"}));
     cmd.add_option("--batch-slice", o.batch_slice,
                    "run a batch N samples at a time where the graph keeps samples apart (the results do not change); "
                    "0 (default): where graft's cost model says it is faster; -1: always whole")
@@ -72,8 +73,10 @@ void add_run_options(CLI::App& cmd, ModelOptions& o) {
 }  // namespace
 
 void note_precision(const ModelOptions& o, const Model& model) {
-    if (precision_of(o) == Precision::int8 && model.precision() != Precision::int8)
-        fmt::print(stderr, "graft: note: --precision int8 needs AVX2, which this CPU (or GRAFT_ISA) does not give; running fp32\n");
+    const Precision asked = precision_of(o);
+    if (asked != Precision::fp32 && model.precision() != asked)
+        fmt::print(stderr, "graft: note: --precision {} needs {}, which this CPU (or GRAFT_ISA) does not give; running fp32\n",
+                   precision_name(asked), asked == Precision::int8 ? "AVX2" : "AVX-512 BF16");
 }
 
 namespace {

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "cpu/gemm/bkernel.hpp"
 #include "cpu/gemm/qkernel.hpp"
 #include "cpu/gemm/ukernel.hpp"
 #include "cpu/threadpool.hpp"
@@ -82,6 +85,16 @@ const QKernels& kernels() {
 // Tasks smaller than this many multiply-adds stay on the calling thread.
 constexpr i64 kParallelMin = 1 << 16;
 
+// The block's header: which precision, K and N, padded to 64 bytes (16 floats).
+constexpr i64 kHeader = 16;
+constexpr std::uint32_t kTagInt8 = 0x38544e49u, kTagBf16 = 0x36314642u;  // "INT8", "BF16"
+struct Header {
+    std::uint32_t tag;
+    std::uint32_t pad;
+    i64 K, N;
+};
+static_assert(sizeof(Header) <= kHeader * sizeof(float));
+
 }  // namespace
 
 const QKernels& qkernels_generic() {
@@ -89,15 +102,24 @@ const QKernels& qkernels_generic() {
     return k;
 }
 
-std::size_t qpacked_floats(i64 K, i64 N) {
+std::size_t qpacked_floats(i64 K, i64 N, Precision kind) {
+    if (kind == Precision::bf16) return static_cast<std::size_t>(kHeader + bpacked_pairs(K, N));
     const i64 bytes = ceil_div(K, 2) * 2 * round16(N);
-    return static_cast<std::size_t>(round16(N) + ceil_div(bytes, 4));
+    return static_cast<std::size_t>(kHeader + round16(N) + ceil_div(bytes, 4));
 }
 
-std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N) {
-    std::vector<float> out(qpacked_floats(K, N), 0.f);
-    float* scale = out.data();
-    auto* q = reinterpret_cast<std::int8_t*>(out.data() + round16(N));
+std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) {
+    if (kind != Precision::int8 && kind != Precision::bf16)
+        throw std::logic_error("qpack: the precision is int8 or bf16, not " + std::string(precision_name(kind)));
+    std::vector<float> out(qpacked_floats(K, N, kind), 0.f);
+    const Header h{kind == Precision::bf16 ? kTagBf16 : kTagInt8, 0, K, N};
+    std::memcpy(out.data(), &h, sizeof h);
+    if (kind == Precision::bf16) {
+        bpack(w, ldw, K, N, reinterpret_cast<BPair*>(out.data() + kHeader));
+        return out;
+    }
+    float* scale = out.data() + kHeader;
+    auto* q = reinterpret_cast<std::int8_t*>(scale + round16(N));
     const i64 K2 = ceil_div(K, 2);
     for (i64 n = 0; n < N; ++n) {
         float amax = 0.f;
@@ -122,10 +144,20 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N) {
 }
 
 QMatrix qview(const float* block, i64 K, i64 N) {
+    Header h;
+    std::memcpy(&h, block, sizeof h);
+    if ((h.tag != kTagInt8 && h.tag != kTagBf16) || h.K != K || h.N != N)
+        throw std::logic_error("qview: the block was not packed by qpack for a " + std::to_string(K) + " x " +
+                               std::to_string(N) + " matrix");
     QMatrix m;
-    m.scale = block;
-    m.data = reinterpret_cast<const std::int8_t*>(block + round16(N));
     m.K = K, m.N = N;
+    if (h.tag == kTagBf16) {
+        m.kind = Precision::bf16;
+        m.pairs = reinterpret_cast<const BPair*>(block + kHeader);
+        return m;
+    }
+    m.scale = block + kHeader;
+    m.data = reinterpret_cast<const std::int8_t*>(block + kHeader + round16(N));
     return m;
 }
 
@@ -134,6 +166,10 @@ std::size_t qgemm_work_floats(i64 M, i64 K) { return static_cast<std::size_t>(M 
 void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float* C, i64 ldc, const Epilogue& e,
            float* work, ThreadPool* pool) {
     if (M <= 0 || N <= 0) return;
+    if (B.kind == Precision::bf16) {
+        bgemm(M, N, K, A, lda, B.pairs, C, ldc, e, reinterpret_cast<BPair*>(work), pool);
+        return;
+    }
     if (K <= 0) {
         epilogue_only(M, 0, N, C, ldc, e);
         return;
@@ -204,6 +240,9 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
     });
 }
 
-bool qgemm_fast() { return qkernels_avx2() != nullptr && active_isa() != Isa::generic; }
+bool qgemm_fast(Precision kind) {
+    if (kind == Precision::bf16) return bkernels_avx512() != nullptr && cpu_has_bf16() && active_isa() == Isa::avx512;
+    return kind == Precision::int8 && qkernels_avx2() != nullptr && active_isa() != Isa::generic;
+}
 
 }  // namespace graft::cpu::gemm

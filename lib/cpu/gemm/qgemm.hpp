@@ -1,5 +1,11 @@
-// Int8 matrix products with dynamic quantisation: what LoadOptions::precision = int8 runs for a
-// Dense / MatMul with constant weights.
+// Reduced-precision matrix products: what LoadOptions::precision = int8 or bf16 runs for a Dense /
+// MatMul and a recurrent layer with constant weights. A packed block starts with a header that
+// says which (qview() reads it), so the callers pass the precision once, when they pack.
+//
+// bf16 (bkernel.hpp, bgemm.cpp): the weights are rounded to bf16 (to nearest even) once, the
+// rows at every run, and the products of pairs summed in float by vdpbf16ps (AVX-512 BF16):
+// 8 bits of mantissa per operand, so about 2^-8 of each product's size in error, for half the
+// weights' bytes and twice the multiply-adds per instruction of fp32.
 //
 // Weights are quantised once, symmetrically per output column: w[k, n] ~ qw[k, n] * sw[n] with
 // qw in [-127, 127] and sw[n] = max_k |w[k, n]| / 127. The input rows are quantised at run time,
@@ -19,24 +25,30 @@
 #include <vector>
 
 #include "cpu/gemm/gemm.hpp"
+#include "graft/precision.hpp"
 
 namespace graft::cpu::gemm {
 
 /// Largest K the int32 sums are exact for (127 * 127 * K < 2^31).
 constexpr std::int64_t kQMaxK = 133000;
 
-/// A packed int8 matrix (a view into qpack()'s block).
+/// A packed int8 or bf16 matrix (a view into qpack()'s block).
 struct QMatrix {
-    const float* scale = nullptr;         // [N] per-column scales sw
-    const std::int8_t* data = nullptr;    // the panels
+    Precision kind = Precision::int8;
+    const float* scale = nullptr;          // int8: [N] per-column scales sw
+    const std::int8_t* data = nullptr;     // int8: the panels
+    const std::uint32_t* pairs = nullptr;  // bf16: the panels of pairs (bkernel.hpp)
     std::int64_t K = 0, N = 0;
 };
 
-/// Floats qpack()'s block of a K x N matrix takes (scales, then the int8 panels).
-std::size_t qpacked_floats(std::int64_t K, std::int64_t N);
-/// Quantises and packs row-major w [K, N] (row stride ldw). 1 <= K <= kQMaxK.
-std::vector<float> qpack(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N);
-/// The view of a block qpack() made for these sizes.
+/// Floats qpack()'s block of a K x N matrix takes (the header, then int8 scales and panels, or
+/// bf16 panels).
+std::size_t qpacked_floats(std::int64_t K, std::int64_t N, Precision kind = Precision::int8);
+/// Quantises (int8, 1 <= K <= kQMaxK) or rounds (bf16) and packs row-major w [K, N] (row
+/// stride ldw). `kind` is int8 or bf16.
+std::vector<float> qpack(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N,
+                         Precision kind = Precision::int8);
+/// The view of a block qpack() made for these sizes (std::logic_error if it was not).
 QMatrix qview(const float* block, std::int64_t K, std::int64_t N);
 
 /// Floats of scratch qgemm() needs for M rows of K (the quantised rows and their scales).
@@ -47,8 +59,9 @@ std::size_t qgemm_work_floats(std::int64_t M, std::int64_t K);
 void qgemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const QMatrix& B,
            float* C, std::int64_t ldc, const Epilogue& e, float* work, ThreadPool* pool = nullptr);
 
-/// Whether this CPU runs qgemm() faster than gemm(): it has AVX2 (the portable kernel is for
-/// correctness, not speed). LoadOptions::precision = int8 falls back to fp32 where it has not.
-bool qgemm_fast();
+/// Whether this CPU runs qgemm() faster than gemm(): for int8 it has AVX2, for bf16 AVX-512
+/// BF16 (the portable kernels are for correctness, not speed). LoadOptions::precision falls
+/// back to fp32 where it has not.
+bool qgemm_fast(Precision kind = Precision::int8);
 
 }  // namespace graft::cpu::gemm

@@ -126,20 +126,24 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     // The same condition as cpu::lstm's fused cell, which the split steps run.
     const bool default_acts = p.act.kind == graft_rt::Act::tanh && p.rec_act.kind == graft_rt::Act::sigmoid &&
                               !op.input_or_null("peepholes") && p.clip <= 0.f && !p.input_forget;
-    // int8 (LoadOptions::precision): W and R quantised per column, whole; the products run
-    // cpu/gemm/qgemm. A GRU whose R is split in two products (no reset_after) keeps R in fp32.
+    // int8 or bf16 (LoadOptions::precision): W and R quantised (int8 per column) whole; the
+    // products run cpu/gemm/qgemm. A GRU whose R is split in two products (no reset_after) keeps
+    // R in fp32.
     const bool split = a.cell == Cell::gru && !a.reset_after;
-    const bool int8 = b.precision() == Precision::int8 && wv.is_constant() && p.i <= cpu::gemm::kQMaxK &&
-                      p.u <= cpu::gemm::kQMaxK;
-    if (int8) {
+    const Precision lowp = b.precision();
+    const bool quantised = wv.is_constant() &&
+                      (lowp == Precision::bf16 ||
+                       (lowp == Precision::int8 && p.i <= cpu::gemm::kQMaxK && p.u <= cpu::gemm::kQMaxK));
+    if (quantised) {
         const i64 gu = a.gates * p.u;
-        prep.w_q = b.keep_shared(cst(wv), "qpack " + dims, [&] { return cpu::gemm::qpack(data(wv), gu, p.i, gu); });
+        const std::string key = std::string("qpack ") + precision_name(lowp) + " " + dims;
+        prep.w_q = b.keep_shared(cst(wv), key, [&] { return cpu::gemm::qpack(data(wv), gu, p.i, gu, lowp); });
         if (!split && rv.is_constant()) {
-            prep.r_q = b.keep_shared(cst(rv), "qpack " + dims, [&] { return cpu::gemm::qpack(data(rv), gu, p.u, gu); });
+            prep.r_q = b.keep_shared(cst(rv), key, [&] { return cpu::gemm::qpack(data(rv), gu, p.u, gu, lowp); });
             return prep;
         }
     }
-    if (!int8 && a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
+    if (!quantised && a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
         rv.is_constant() && (!bv || bv->is_constant())) {
         // Batch 1: each step split by units in two slices (one per thread when the pool has
         // two), W, R and b regrouped so that a slice's four gates are adjacent.
