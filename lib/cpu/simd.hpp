@@ -69,6 +69,13 @@ struct Vec4 {
     _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx2,fma\")")             \
         _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
 #define GRAFT_SIMD_AVX512_END _Pragma("GCC diagnostic pop") _Pragma("GCC pop_options")
+// AVX-512 with VNNI (vpdpwssd): the int8 products alone (qgemm_avx512.cpp). _mm512_cvtepi32_ps's
+// _mm512_undefined_ps() trips -Wuninitialized as well.
+#define GRAFT_SIMD_AVX512VNNI_BEGIN                                                                    \
+    _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma\")") \
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")     \
+            _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define GRAFT_SIMD_AVX512VNNI_END GRAFT_SIMD_AVX512_END
 // AVX-512 with BF16 (vdpbf16ps, vcvtne2ps2bf16): the bf16 products alone (bgemm_avx512.cpp).
 #define GRAFT_SIMD_AVX512BF16_BEGIN                                                                    \
     _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma\")") \

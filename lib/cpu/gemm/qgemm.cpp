@@ -78,8 +78,10 @@ i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 i64 round16(i64 n) { return ceil_div(n, kPanel) * kPanel; }
 
 const QKernels& kernels() {
-    const QKernels* avx2 = qkernels_avx2();
-    return active_isa() != Isa::generic && avx2 ? *avx2 : qkernels_generic();
+    const Isa isa = active_isa();
+    const QKernels *avx2 = qkernels_avx2(), *vnni = qkernels_avx512_vnni();
+    if (isa == Isa::avx512 && vnni) return *vnni;
+    return isa != Isa::generic && avx2 ? *avx2 : qkernels_generic();
 }
 
 // Tasks smaller than this many multiply-adds stay on the calling thread.
@@ -183,7 +185,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
     const i64 panels = ceil_div(N, kPanel);
     const bool prefetch = K2 * 32 * panels > (i64{1} << 19);
     const bool act = e.act && e.act->kind != Act::linear;
-    auto tile = [&](i64 m0, int rows, i64 p, int np) {
+    auto tile = [&](i64 m0, int rows, i64 p, int np, QTileFn fn) {
         QTile t;
         t.a = qa + m0 * K2;
         t.lda = K2;
@@ -198,7 +200,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         t.init = e.accumulate || !e.bias ? nullptr : e.bias + p * kPanel;
         t.accumulate = e.accumulate;
         t.prefetch = prefetch;
-        (np == 4 ? qk.wide : qk.rows[rows])(t);
+        fn(t);
         if (e.residual || act)
             for (int r = 0; r < rows; ++r) {
                 float* c = t.c + r * ldc;
@@ -209,16 +211,27 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
                 if (act) activate(c, c, t.cols, *e.act);
             }
     };
-    // Panels [p0, p1) for all rows: a single row four panels at a time, else tiles of kQRows rows.
+    // Rows [m0, m1) of panels [p0, p1): tiles of kQRows rows by qk.panels panels (the last ones
+    // one panel at a time), every row tile of a panel group while its B is in cache.
+    auto run_tiles = [&](i64 p0, i64 p1, i64 m0, i64 m1) {
+        for (i64 p = p0; p < p1;) {
+            const int np = p + qk.panels <= p1 ? qk.panels : 1;
+            for (i64 m = m0; m < m1; m += kQRows) {
+                const int rows = static_cast<int>(std::min<i64>(kQRows, m1 - m));
+                tile(m, rows, p, np, np == qk.panels ? qk.rows[rows] : qk.narrow[rows]);
+            }
+            p += np;
+        }
+    };
+    // Panels [p0, p1) for all rows: a single row four panels at a time.
     auto run_panels = [&](i64 p0, i64 p1) {
         if (M == 1) {
             i64 p = p0;
-            for (; p + 4 <= p1; p += 4) tile(0, 1, p, 4);
-            for (; p < p1; ++p) tile(0, 1, p, 1);
+            for (; p + 4 <= p1; p += 4) tile(0, 1, p, 4, qk.wide);
+            for (; p < p1; ++p) tile(0, 1, p, 1, qk.narrow[1]);
             return;
         }
-        for (i64 p = p0; p < p1; ++p)
-            for (i64 m = 0; m < M; m += kQRows) tile(m, static_cast<int>(std::min<i64>(kQRows, M - m)), p, 1);
+        run_tiles(p0, p1, 0, M);
     };
     const int T = pool_size(pool);
     if (T <= 1 || M * N * K < kParallelMin) {
@@ -226,18 +239,14 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         return;
     }
     if (panels >= 2 * T || M <= kQRows) {  // split the columns (in groups of 4 panels for one row)
-        const i64 unit = M == 1 ? 4 : 1, units = ceil_div(panels, unit), chunk = ceil_div(units, T) * unit;
+        const i64 unit = M == 1 ? 4 : qk.panels, units = ceil_div(panels, unit), chunk = ceil_div(units, T) * unit;
         parallel_for(pool, ceil_div(panels, chunk),
                      [&](i64 i) { run_panels(i * chunk, std::min(panels, (i + 1) * chunk)); });
         return;
     }
     // Few panels, many rows: split the rows.
     const i64 blocks = ceil_div(M, kQRows), chunk = ceil_div(blocks, T) * kQRows;
-    parallel_for(pool, ceil_div(M, chunk), [&](i64 i) {
-        const i64 m1 = std::min(M, (i + 1) * chunk);
-        for (i64 p = 0; p < panels; ++p)
-            for (i64 m = i * chunk; m < m1; m += kQRows) tile(m, static_cast<int>(std::min<i64>(kQRows, m1 - m)), p, 1);
-    });
+    parallel_for(pool, ceil_div(M, chunk), [&](i64 i) { run_tiles(0, panels, i * chunk, std::min(M, (i + 1) * chunk)); });
 }
 
 bool qgemm_fast(Precision kind) {

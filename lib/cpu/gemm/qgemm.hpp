@@ -17,7 +17,9 @@
 // vpmaddwd into int32 (exact: no int16 saturation, unlike u8 x s8 vpmaddubsw). Its gain is the
 // weights' bytes: a quarter of fp32's, which is what bounds batch-1 products. Weight layout:
 // panels of 16 columns, [ceil(N/16)][ceil(K/2)][16 columns][2 k] int8, zero-padded, after the
-// scales. A portable kernel (same arithmetic) runs where AVX2 is not active.
+// scales. On AVX-512 VNNI (qgemm_avx512.cpp) a panel's 16 columns widen to one register and
+// vpdpwssd does the multiply and the add, in tiles of 4 rows x 2 panels. A portable kernel (same
+// arithmetic) runs where AVX2 is not active.
 #pragma once
 
 #include <cstddef>

@@ -28,8 +28,10 @@ struct QTile {
 using QTileFn = void (*)(const QTile&);
 
 struct QKernels {
-    QTileFn rows[kQRows + 1];  // 1 panel, 1..kQRows rows
-    QTileFn wide;              // 1 row, 4 panels (the batch-1 product)
+    QTileFn rows[kQRows + 1];    // `panels` panels, 1..kQRows rows
+    QTileFn narrow[kQRows + 1];  // 1 panel, 1..kQRows rows (the last ones when `panels` > 1)
+    int panels;                  // panels of a `rows` tile
+    QTileFn wide;                // 1 row, 4 panels (the batch-1 product)
     /// Quantises x [0, K) into q [0, 2 * ceil(K / 2)) (the pad zero); returns the scale.
     float (*quantise)(const float* x, std::int64_t K, std::int16_t* q);
 };
@@ -37,5 +39,8 @@ struct QKernels {
 const QKernels& qkernels_generic();
 /// Null where the build has no AVX2 code.
 const QKernels* qkernels_avx2();
+/// AVX-512 VNNI (vpdpwssd on 16 columns, tiles of 2 panels); null where the build has no
+/// AVX-512 code or the CPU no AVX-512 VNNI.
+const QKernels* qkernels_avx512_vnni();
 
 }  // namespace graft::cpu::gemm

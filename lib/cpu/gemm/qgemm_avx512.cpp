@@ -1,0 +1,85 @@
+// The int8 kernels for AVX-512 VNNI (qgemm.hpp): the same packed weights and quantised rows as
+// the AVX2 kernels, but a panel's 16 columns x 2 k widen to one register and vpdpwssd multiplies
+// the int16 pairs and adds both products to 16 int32 sums in one instruction (AVX2 takes
+// vpmaddwd and vpaddd for 8). Tiles of 2 panels keep 8 sums in flight, enough to hide its
+// latency. The rows are quantised by the AVX2 code.
+#include "cpu/gemm/qkernel.hpp"
+#include "cpu/simd.hpp"
+
+#ifdef GRAFT_SIMD_X86
+#include <utility>
+
+GRAFT_SIMD_AVX512VNNI_BEGIN
+
+namespace graft::cpu::gemm {
+namespace {
+
+inline __mmask16 col_mask(int cols) {
+    return cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols < 0 ? 0 : cols)) - 1);
+}
+
+/// R rows x P panels: acc[r][p] sums the 16 columns of panel p for row r, exactly in int32.
+template <int R, int P>
+void vtile(const QTile& t) {
+    __m512i acc[R][P];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
+    for (std::int64_t k = 0; k < t.K2; ++k) {
+        __m512i w[P];
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) {
+            const std::int8_t* src = t.b + p * t.bps + k * 32;
+            if (t.prefetch && p % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(src + 8 * 32), _MM_HINT_T0);
+            w[p] = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m512i a = _mm512_set1_epi32(t.a[r * t.lda + k]);
+#pragma GCC unroll 8
+            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpwssd_epi32(acc[r][p], a, w[p]);
+        }
+    }
+    // c = sum * sa * sw + (the bias, the old c when accumulating, or nothing); sw is padded to
+    // whole panels.
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        float* c = t.c + r * t.ldc;
+        const float* add = t.accumulate ? c : t.init;
+        const __m512 sa = _mm512_set1_ps(t.sa[r]);
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) {
+            const __mmask16 m = col_mask(t.cols - 16 * p);
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), _mm512_mul_ps(sa, _mm512_loadu_ps(t.sw + 16 * p)));
+            if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add + 16 * p));
+            _mm512_mask_storeu_ps(c + 16 * p, m, v);
+        }
+    }
+}
+
+template <int... R>
+QKernels make(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
+    return QKernels{{nullptr, &vtile<R, 2>...}, {nullptr, &vtile<R, 1>...}, 2, &vtile<1, 4>, quantise};
+}
+
+}  // namespace
+
+const QKernels* qkernels_avx512_vnni() {
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    const QKernels* avx2 = qkernels_avx2();
+    if (!has || !avx2) return nullptr;
+    static const QKernels k = make(std::make_integer_sequence<int, kQRows + 1>{}, avx2->quantise);
+    return &k;
+}
+
+}  // namespace graft::cpu::gemm
+
+GRAFT_SIMD_AVX512VNNI_END
+
+#else
+namespace graft::cpu::gemm {
+const QKernels* qkernels_avx512_vnni() { return nullptr; }
+}  // namespace graft::cpu::gemm
+#endif
