@@ -44,7 +44,9 @@ Quantised quantise(const std::vector<float>& v) {
     return r;
 }
 
-void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
+/// `run_on`: the ISA to run on when it differs from the one the weights are packed under (an
+/// AVX-512 VNNI CPU packs quads of k, the others pairs; each kernel set runs either layout).
+void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool, const gg::Isa* run_on = nullptr) {
     const i64 lda = s.K + 2, ldw = s.N + 3, ldc = s.N + 1;
     const auto a = rand_vec(rng, s.M * lda, -2.f, 2.f), w = rand_vec(rng, s.K * ldw, -0.5f, 0.5f);
     const auto bias = rand_vec(rng, s.N), res = rand_vec(rng, s.M * s.N);
@@ -59,6 +61,7 @@ void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     e.act = &act;
     const auto block = gg::qpack(w.data(), ldw, s.K, s.N);
     REQUIRE(block.size() == gg::qpacked_floats(s.K, s.N));
+    if (run_on) REQUIRE(gg::set_isa(*run_on));
     std::vector<float> work(gg::qgemm_work_floats(s.M, s.K));
     gg::qgemm(s.M, s.N, s.K, a.data(), lda, gg::qview(block.data(), s.K, s.N), c.data(), ldc, e, work.data(), pool);
 
@@ -117,6 +120,19 @@ TEST_CASE("qgemm: every ISA computes the quantised product, within the scheme's 
         check({5, 40, 90, true, false, true, kern::Act::tanh}, rng, nullptr);  // an activation after the product
         check({3, 20, 0, true, false, true, kern::Act::relu}, rng, nullptr);   // K = 0: the epilogue alone
     }
+}
+
+TEST_CASE("qgemm: weights packed under one ISA run on every other (pairs or quads of k)", "[gemm]") {
+    IsaGuard guard;
+    std::mt19937 rng(13);
+    for (gg::Isa pack_isa : isas())
+        for (gg::Isa run_isa : isas()) {
+            INFO("packed under " << gg::isa_name(pack_isa) << ", run on " << gg::isa_name(run_isa));
+            REQUIRE(gg::set_isa(pack_isa));
+            check({6, 40, 37, true, false, true, kern::Act::linear}, rng, nullptr, &run_isa);
+            REQUIRE(gg::set_isa(pack_isa));
+            check({1, 70, 130, false, true, false, kern::Act::relu}, rng, nullptr, &run_isa);
+        }
 }
 
 TEST_CASE("qgemm: large B (prefetched) and the thread pool split columns or rows", "[gemm]") {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "cpu/gemm/bkernel.hpp"
 #include "cpu/gemm/qkernel.hpp"
@@ -72,10 +73,45 @@ float quantise(const float* x, i64 K, std::int16_t* q) {
     if (K % 2) q[K] = 0;
     return amax / 127.f;
 }
+/// The quad kernel: u8 rows (q + 128) by s8 weights, four k per step, as vpdpbusd.
+template <int R, int P>
+void qtile_quads(const QTile& t) {
+    std::int32_t acc[R][P * 16] = {};
+    for (i64 k = 0; k < t.K2; ++k)
+        for (int r = 0; r < R; ++r) {
+            std::uint8_t a[4];
+            std::memcpy(a, t.a + r * t.lda + k, 4);
+            for (int p = 0; p < P; ++p)
+                for (int j = 0; j < 16; ++j) {
+                    const std::int8_t* w = t.b + p * t.bps + k * 64 + j * 4;
+                    acc[r][p * 16 + j] += a[0] * w[0] + a[1] * w[1] + a[2] * w[2] + a[3] * w[3];
+                }
+        }
+    for (int r = 0; r < R; ++r) {
+        float* c = t.c + r * t.ldc;
+        const float* add = t.accumulate ? c : t.init;
+        for (int j = 0; j < t.cols; ++j)
+            c[j] = static_cast<float>(acc[r][j] - t.csum[j]) * (t.sa[r] * t.sw[j]) + (add ? add[j] : 0.f);
+    }
+}
+
+template <int... R>
+QKernels make_quads(std::integer_sequence<int, 0, R...>) {
+    return QKernels{{nullptr, &qtile_quads<R, 1>...}, {nullptr, &qtile_quads<R, 1>...}, 1, 4, &qtile_quads<1, 4>, &quantise};
+}
+
 }  // namespace generic
 
 i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 i64 round16(i64 n) { return ceil_div(n, kPanel) * kPanel; }
+
+/// Quads (u8 x s8, vpdpbusd) where the AVX-512 VNNI kernels run and the int32 sums stay exact.
+bool use_quads(i64 K) { return K <= kQMaxKQuads && qkernels_avx512_vnni_quads() && active_isa() == Isa::avx512; }
+
+const QKernels& quad_kernels() {
+    const QKernels* vnni = qkernels_avx512_vnni_quads();
+    return vnni && active_isa() == Isa::avx512 ? *vnni : qkernels_generic_quads();
+}
 
 const QKernels& kernels() {
     const Isa isa = active_isa();
@@ -89,7 +125,7 @@ constexpr i64 kParallelMin = 1 << 16;
 
 // The block's header: which precision, K and N, padded to 64 bytes (16 floats).
 constexpr i64 kHeader = 16;
-constexpr std::uint32_t kTagInt8 = 0x38544e49u, kTagBf16 = 0x36314642u;  // "INT8", "BF16"
+constexpr std::uint32_t kTagInt8 = 0x38544e49u, kTagQuads = 0x34513849u, kTagBf16 = 0x36314642u;  // "INT8", "I8Q4", "BF16"
 struct Header {
     std::uint32_t tag;
     std::uint32_t pad;
@@ -104,8 +140,15 @@ const QKernels& qkernels_generic() {
     return k;
 }
 
+const QKernels& qkernels_generic_quads() {
+    static const QKernels k = generic::make_quads(std::make_integer_sequence<int, kQRows + 1>{});
+    return k;
+}
+
 std::size_t qpacked_floats(i64 K, i64 N, Precision kind) {
     if (kind == Precision::bf16) return static_cast<std::size_t>(kHeader + bpacked_pairs(K, N));
+    if (use_quads(K))  // scales, column sums, [K4][16][4] panels
+        return static_cast<std::size_t>(kHeader + 2 * round16(N) + ceil_div(K, 4) * round16(N));
     const i64 bytes = ceil_div(K, 2) * 2 * round16(N);
     return static_cast<std::size_t>(kHeader + round16(N) + ceil_div(bytes, 4));
 }
@@ -114,15 +157,17 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) 
     if (kind != Precision::int8 && kind != Precision::bf16)
         throw std::logic_error("qpack: the precision is int8 or bf16, not " + std::string(precision_name(kind)));
     std::vector<float> out(qpacked_floats(K, N, kind), 0.f);
-    const Header h{kind == Precision::bf16 ? kTagBf16 : kTagInt8, 0, K, N};
+    const bool quads = kind == Precision::int8 && use_quads(K);
+    const Header h{kind == Precision::bf16 ? kTagBf16 : quads ? kTagQuads : kTagInt8, 0, K, N};
     std::memcpy(out.data(), &h, sizeof h);
     if (kind == Precision::bf16) {
         bpack(w, ldw, K, N, reinterpret_cast<BPair*>(out.data() + kHeader));
         return out;
     }
     float* scale = out.data() + kHeader;
-    auto* q = reinterpret_cast<std::int8_t*>(scale + round16(N));
-    const i64 K2 = ceil_div(K, 2);
+    auto* csum = reinterpret_cast<std::int32_t*>(scale + round16(N));
+    auto* q = reinterpret_cast<std::int8_t*>(scale + (quads ? 2 : 1) * round16(N));
+    const i64 kstep = quads ? 4 : 2, steps = ceil_div(K, kstep), step_bytes = 16 * kstep;
     for (i64 n = 0; n < N; ++n) {
         float amax = 0.f;
         bool nan = false;
@@ -138,9 +183,14 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) 
         scale[n] = finite ? amax / 127.f : std::nanf("");
         if (!finite || !(amax >= 1e-30f)) continue;
         const float inv = 127.f / amax;
-        std::int8_t* panel = q + (n / kPanel) * K2 * 32 + (n % kPanel) * 2;
-        for (i64 k = 0; k < K; ++k)
-            panel[(k / 2) * 32 + k % 2] = static_cast<std::int8_t>(std::nearbyint(w[k * ldw + n] * inv));
+        std::int8_t* panel = q + (n / kPanel) * steps * step_bytes + (n % kPanel) * kstep;
+        std::int32_t sum = 0;
+        for (i64 k = 0; k < K; ++k) {
+            const auto v = static_cast<std::int8_t>(std::nearbyint(w[k * ldw + n] * inv));
+            panel[(k / kstep) * step_bytes + k % kstep] = v;
+            sum += v;
+        }
+        if (quads) csum[n] = 128 * sum;  // what the rows' +128 adds to each sum
     }
     return out;
 }
@@ -148,7 +198,7 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) 
 QMatrix qview(const float* block, i64 K, i64 N) {
     Header h;
     std::memcpy(&h, block, sizeof h);
-    if ((h.tag != kTagInt8 && h.tag != kTagBf16) || h.K != K || h.N != N)
+    if ((h.tag != kTagInt8 && h.tag != kTagQuads && h.tag != kTagBf16) || h.K != K || h.N != N)
         throw std::logic_error("qview: the block was not packed by qpack for a " + std::to_string(K) + " x " +
                                std::to_string(N) + " matrix");
     QMatrix m;
@@ -160,6 +210,10 @@ QMatrix qview(const float* block, i64 K, i64 N) {
     }
     m.scale = block + kHeader;
     m.data = reinterpret_cast<const std::int8_t*>(block + kHeader + round16(N));
+    if (h.tag == kTagQuads) {
+        m.csum = reinterpret_cast<const std::int32_t*>(block + kHeader + round16(N));
+        m.data = reinterpret_cast<const std::int8_t*>(block + kHeader + 2 * round16(N));
+    }
     return m;
 }
 
@@ -176,23 +230,32 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         epilogue_only(M, 0, N, C, ldc, e);
         return;
     }
-    const QKernels& qk = kernels();
-    const i64 K2 = ceil_div(K, 2);
+    const QKernels& qk = B.csum ? quad_kernels() : kernels();
+    const i64 K2 = ceil_div(K, 2), steps = ceil_div(K, qk.kstep), step_bytes = 16 * qk.kstep;
     auto* qa = reinterpret_cast<std::int32_t*>(work);
     float* sa = work + M * K2;
-    for (i64 m = 0; m < M; ++m) sa[m] = qk.quantise(A + m * lda, K, reinterpret_cast<std::int16_t*>(qa + m * K2));
+    for (i64 m = 0; m < M; ++m) {
+        auto* row = reinterpret_cast<std::int16_t*>(qa + m * K2);
+        sa[m] = qk.quantise(A + m * lda, K, row);
+        if (qk.kstep == 4) {  // to u8 (q + 128) in place: byte k is written after int16 k is read
+            auto* u8 = reinterpret_cast<std::uint8_t*>(row);
+            for (i64 k = 0; k < K; ++k) u8[k] = static_cast<std::uint8_t>(row[k] + 128);
+            for (i64 k = K; k < 4 * steps; ++k) u8[k] = 128;  // the pad: zero weights
+        }
+    }
 
     const i64 panels = ceil_div(N, kPanel);
-    const bool prefetch = K2 * 32 * panels > (i64{1} << 19);
+    const bool prefetch = steps * step_bytes * panels > (i64{1} << 19);
     const bool act = e.act && e.act->kind != Act::linear;
     auto tile = [&](i64 m0, int rows, i64 p, int np, QTileFn fn) {
         QTile t;
         t.a = qa + m0 * K2;
         t.lda = K2;
         t.sa = sa + m0;
-        t.b = B.data + p * K2 * 32;
-        t.bps = K2 * 32;
-        t.K2 = K2;
+        t.b = B.data + p * steps * step_bytes;
+        t.bps = steps * step_bytes;
+        t.K2 = steps;
+        t.csum = B.csum ? B.csum + p * kPanel : nullptr;
         t.sw = B.scale + p * kPanel;
         t.c = C + m0 * ldc + p * kPanel;
         t.ldc = ldc;
@@ -211,13 +274,13 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
                 if (act) activate(c, c, t.cols, *e.act);
             }
     };
-    // Rows [m0, m1) of panels [p0, p1): tiles of kQRows rows by qk.panels panels (the last ones
+    // Rows [m0, m1) of panels [p0, p1): tiles of qk.mr rows by qk.panels panels (the last ones
     // one panel at a time), every row tile of a panel group while its B is in cache.
     auto run_tiles = [&](i64 p0, i64 p1, i64 m0, i64 m1) {
         for (i64 p = p0; p < p1;) {
             const int np = p + qk.panels <= p1 ? qk.panels : 1;
-            for (i64 m = m0; m < m1; m += kQRows) {
-                const int rows = static_cast<int>(std::min<i64>(kQRows, m1 - m));
+            for (i64 m = m0; m < m1; m += qk.mr) {
+                const int rows = static_cast<int>(std::min<i64>(qk.mr, m1 - m));
                 tile(m, rows, p, np, np == qk.panels ? qk.rows[rows] : qk.narrow[rows]);
             }
             p += np;
@@ -238,14 +301,14 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         run_panels(0, panels);
         return;
     }
-    if (panels >= 2 * T || M <= kQRows) {  // split the columns (in groups of 4 panels for one row)
+    if (panels >= 2 * T || M <= qk.mr) {  // split the columns (in groups of 4 panels for one row)
         const i64 unit = M == 1 ? 4 : qk.panels, units = ceil_div(panels, unit), chunk = ceil_div(units, T) * unit;
         parallel_for(pool, ceil_div(panels, chunk),
                      [&](i64 i) { run_panels(i * chunk, std::min(panels, (i + 1) * chunk)); });
         return;
     }
     // Few panels, many rows: split the rows.
-    const i64 blocks = ceil_div(M, kQRows), chunk = ceil_div(blocks, T) * kQRows;
+    const i64 blocks = ceil_div(M, qk.mr), chunk = ceil_div(blocks, T) * qk.mr;
     parallel_for(pool, ceil_div(M, chunk), [&](i64 i) { run_tiles(0, panels, i * chunk, std::min(M, (i + 1) * chunk)); });
 }
 

@@ -17,9 +17,12 @@
 // vpmaddwd into int32 (exact: no int16 saturation, unlike u8 x s8 vpmaddubsw). Its gain is the
 // weights' bytes: a quarter of fp32's, which is what bounds batch-1 products. Weight layout:
 // panels of 16 columns, [ceil(N/16)][ceil(K/2)][16 columns][2 k] int8, zero-padded, after the
-// scales. On AVX-512 VNNI (qgemm_avx512.cpp) a panel's 16 columns widen to one register and
-// vpdpwssd does the multiply and the add, in tiles of 4 rows x 2 panels. A portable kernel (same
-// arithmetic) runs where AVX2 is not active.
+// scales. On AVX-512 VNNI (qgemm_avx512.cpp) qpack lays the weights out in quads of k instead,
+// [ceil(N/16)][ceil(K/4)][16 columns][4 k], with 128 x each column's sum of q: the rows go in as
+// u8 (q + 128) and vpdpbusd sums four u8 x s8 products per int32 lane, exactly (K <=
+// kQMaxKQuads), in tiles of 4 rows x 2 panels; the column sums come off before the scales, so
+// the results are the pairs' to float rounding. Portable kernels (same arithmetic) run either
+// layout where AVX2 or AVX-512 VNNI is not active.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +36,15 @@ namespace graft::cpu::gemm {
 
 /// Largest K the int32 sums are exact for (127 * 127 * K < 2^31).
 constexpr std::int64_t kQMaxK = 133000;
+/// Largest K of the u8 x s8 quads (255 * 127 * K < 2^31); above it the int16 pairs run.
+constexpr std::int64_t kQMaxKQuads = 66000;
 
 /// A packed int8 or bf16 matrix (a view into qpack()'s block).
 struct QMatrix {
     Precision kind = Precision::int8;
     const float* scale = nullptr;          // int8: [N] per-column scales sw
     const std::int8_t* data = nullptr;     // int8: the panels
+    const std::int32_t* csum = nullptr;    // int8 quads: 128 x the column sums (null: pairs)
     const std::uint32_t* pairs = nullptr;  // bf16: the panels of pairs (bkernel.hpp)
     std::int64_t K = 0, N = 0;
 };

@@ -18,6 +18,25 @@ inline __mmask16 col_mask(int cols) {
     return cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols < 0 ? 0 : cols)) - 1);
 }
 
+/// c = sum * sa * sw + (the bias, the old c when accumulating, or nothing); sw is padded to
+/// whole panels.
+template <int R, int P>
+inline void store(const QTile& t, const __m512i (&acc)[R][P]) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        float* c = t.c + r * t.ldc;
+        const float* add = t.accumulate ? c : t.init;
+        const __m512 sa = _mm512_set1_ps(t.sa[r]);
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) {
+            const __mmask16 m = col_mask(t.cols - 16 * p);
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), _mm512_mul_ps(sa, _mm512_loadu_ps(t.sw + 16 * p)));
+            if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add + 16 * p));
+            _mm512_mask_storeu_ps(c + 16 * p, m, v);
+        }
+    }
+}
+
 /// R rows x P panels: acc[r][p] sums the 16 columns of panel p for row r, exactly in int32.
 template <int R, int P>
 void vtile(const QTile& t) {
@@ -41,36 +60,74 @@ void vtile(const QTile& t) {
             for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpwssd_epi32(acc[r][p], a, w[p]);
         }
     }
-    // c = sum * sa * sw + (the bias, the old c when accumulating, or nothing); sw is padded to
-    // whole panels.
+    store<R, P>(t, acc);
+}
+
+/// The same over quads of k: vpdpbusd multiplies the rows' u8 (q + 128) by the s8 weights, four
+/// products per int32 sum (twice vpdpwssd's), no widening of the weights; the 128 x column sums
+/// the +128 added come off before the scales.
+template <int R, int P>
+void vtile_quads(const QTile& t) {
+    __m512i acc[R][P];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-        float* c = t.c + r * t.ldc;
-        const float* add = t.accumulate ? c : t.init;
-        const __m512 sa = _mm512_set1_ps(t.sa[r]);
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
+    for (std::int64_t k = 0; k < t.K2; ++k) {
+        __m512i w[P];
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p) {
-            const __mmask16 m = col_mask(t.cols - 16 * p);
-            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), _mm512_mul_ps(sa, _mm512_loadu_ps(t.sw + 16 * p)));
-            if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add + 16 * p));
-            _mm512_mask_storeu_ps(c + 16 * p, m, v);
+            const std::int8_t* src = t.b + p * t.bps + k * 64;
+            if (t.prefetch) _mm_prefetch(reinterpret_cast<const char*>(src + 8 * 64), _MM_HINT_T0);
+            w[p] = _mm512_loadu_si512(src);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m512i a = _mm512_set1_epi32(t.a[r * t.lda + k]);
+#pragma GCC unroll 8
+            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], a, w[p]);
         }
     }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_sub_epi32(acc[r][p], _mm512_loadu_si512(t.csum + 16 * p));
+    store<R, P>(t, acc);
 }
 
 template <int... R>
 QKernels make(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
-    return QKernels{{nullptr, &vtile<R, 2>...}, {nullptr, &vtile<R, 1>...}, 2, &vtile<1, 4>, quantise};
+    return QKernels{{nullptr, &vtile<R, 2>...}, {nullptr, &vtile<R, 1>...}, 2, 2, &vtile<1, 4>, quantise};
+}
+
+template <int... R>
+QKernels make_quads(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
+    return QKernels{{nullptr, &vtile_quads<R, 2>...},
+                    {nullptr, &vtile_quads<R, 1>...},
+                    2,
+                    4,
+                    &vtile_quads<1, 4>,
+                    quantise,
+                    kQMaxRows};
+}
+
+bool has_vnni() {
+    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    return has && qkernels_avx2();
 }
 
 }  // namespace
 
 const QKernels* qkernels_avx512_vnni() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-    const QKernels* avx2 = qkernels_avx2();
-    if (!has || !avx2) return nullptr;
-    static const QKernels k = make(std::make_integer_sequence<int, kQRows + 1>{}, avx2->quantise);
+    if (!has_vnni()) return nullptr;
+    static const QKernels k = make(std::make_integer_sequence<int, kQRows + 1>{}, qkernels_avx2()->quantise);
+    return &k;
+}
+
+const QKernels* qkernels_avx512_vnni_quads() {
+    if (!has_vnni()) return nullptr;
+    static const QKernels k = make_quads(std::make_integer_sequence<int, kQMaxRows + 1>{}, qkernels_avx2()->quantise);
     return &k;
 }
 
@@ -81,5 +138,6 @@ GRAFT_SIMD_AVX512VNNI_END
 #else
 namespace graft::cpu::gemm {
 const QKernels* qkernels_avx512_vnni() { return nullptr; }
+const QKernels* qkernels_avx512_vnni_quads() { return nullptr; }
 }  // namespace graft::cpu::gemm
 #endif

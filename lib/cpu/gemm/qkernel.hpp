@@ -6,16 +6,19 @@
 
 namespace graft::cpu::gemm {
 
-constexpr int kQRows = 4;  // rows of a full int8 tile (AVX2: 8 accumulators, 2 weights, no spills)
+constexpr int kQRows = 4;     // rows of a full int8 tile (AVX2: 8 accumulators, 2 weights, no spills)
+constexpr int kQMaxRows = 8;  // the most rows of any set's tiles (AVX-512 VNNI quads)
 
 /// One tile: `rows` rows x P panels of 16 columns, over all of K.
 struct QTile {
-    const std::int32_t* a;  // quantised rows: int16 pairs (k even in the low half), stride lda
+    const std::int32_t* a;  // quantised rows: int16 pairs (k even in the low half), or u8 quads
+                            // (q + 128, k ascending from the low byte), stride lda
     std::int64_t lda;       // int32s between rows (ceil(K/2))
     const float* sa;        // the rows' scales
-    const std::int8_t* b;   // panel 0 of the tile: [K2][16][2]
+    const std::int8_t* b;   // panel 0 of the tile: [K2][16][2], or [K4][16][4] for quads
     std::int64_t bps;       // bytes between panels
-    std::int64_t K2;        // pairs of k
+    std::int64_t K2;        // pairs (quads) of k
+    const std::int32_t* csum;  // quads: 128 x the column sums of the weights, from the first column
     const float* sw;        // the first column's scale (16 * P valid entries, padded)
     float* c;
     std::int64_t ldc;
@@ -28,12 +31,14 @@ struct QTile {
 using QTileFn = void (*)(const QTile&);
 
 struct QKernels {
-    QTileFn rows[kQRows + 1];    // `panels` panels, 1..kQRows rows
-    QTileFn narrow[kQRows + 1];  // 1 panel, 1..kQRows rows (the last ones when `panels` > 1)
+    QTileFn rows[kQMaxRows + 1];    // `panels` panels, 1..mr rows
+    QTileFn narrow[kQMaxRows + 1];  // 1 panel, 1..mr rows (the last ones when `panels` > 1)
     int panels;                  // panels of a `rows` tile
+    int kstep;                   // 2: int16 pairs of k (vpmaddwd, vpdpwssd); 4: u8 x s8 quads (vpdpbusd)
     QTileFn wide;                // 1 row, 4 panels (the batch-1 product)
     /// Quantises x [0, K) into q [0, 2 * ceil(K / 2)) (the pad zero); returns the scale.
     float (*quantise)(const float* x, std::int64_t K, std::int16_t* q);
+    int mr = kQRows;  // rows of a full tile
 };
 
 const QKernels& qkernels_generic();
@@ -42,5 +47,8 @@ const QKernels* qkernels_avx2();
 /// AVX-512 VNNI (vpdpwssd on 16 columns, tiles of 2 panels); null where the build has no
 /// AVX-512 code or the CPU no AVX-512 VNNI.
 const QKernels* qkernels_avx512_vnni();
+/// The quad kernels (kstep 4): portable, and AVX-512 VNNI vpdpbusd (null as above).
+const QKernels& qkernels_generic_quads();
+const QKernels* qkernels_avx512_vnni_quads();
 
 }  // namespace graft::cpu::gemm
