@@ -38,8 +38,13 @@ inline void store(const QTile& t, const __m512i (&acc)[R][P]) {
 }
 
 /// R rows x P panels: acc[r][p] sums the 16 columns of panel p for row r, exactly in int32.
-template <int R, int P>
+/// Pairs: a panel's 16 columns x 2 k of int8 widen to int16 and vpdpwssd multiplies them by the
+/// row's int16 pair. Quads: vpdpbusd multiplies the rows' u8 (q + 128) by the s8 weights as
+/// they are, four products per int32 sum (twice vpdpwssd's); the 128 x column sums the +128
+/// added come off before the scales.
+template <int R, int P, bool Quads>
 void vtile(const QTile& t) {
+    constexpr int step = Quads ? 64 : 32;  // bytes of a panel per step of k
     __m512i acc[R][P];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -49,64 +54,44 @@ void vtile(const QTile& t) {
         __m512i w[P];
 #pragma GCC unroll 8
         for (int p = 0; p < P; ++p) {
-            const std::int8_t* src = t.b + p * t.bps + k * 32;
-            if (t.prefetch && p % 2 == 0) _mm_prefetch(reinterpret_cast<const char*>(src + 8 * 32), _MM_HINT_T0);
-            w[p] = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+            const std::int8_t* src = t.b + p * t.bps + k * step;
+            if (t.prefetch && (Quads || p % 2 == 0))
+                _mm_prefetch(reinterpret_cast<const char*>(src + 8 * step), _MM_HINT_T0);
+            if constexpr (Quads)
+                w[p] = _mm512_loadu_si512(src);
+            else
+                w[p] = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
         }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             const __m512i a = _mm512_set1_epi32(t.a[r * t.lda + k]);
 #pragma GCC unroll 8
-            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpwssd_epi32(acc[r][p], a, w[p]);
+            for (int p = 0; p < P; ++p)
+                acc[r][p] = Quads ? _mm512_dpbusd_epi32(acc[r][p], a, w[p]) : _mm512_dpwssd_epi32(acc[r][p], a, w[p]);
         }
     }
-    store<R, P>(t, acc);
-}
-
-/// The same over quads of k: vpdpbusd multiplies the rows' u8 (q + 128) by the s8 weights, four
-/// products per int32 sum (twice vpdpwssd's), no widening of the weights; the 128 x column sums
-/// the +128 added come off before the scales.
-template <int R, int P>
-void vtile_quads(const QTile& t) {
-    __m512i acc[R][P];
+    if constexpr (Quads) {
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
+        for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
-    for (std::int64_t k = 0; k < t.K2; ++k) {
-        __m512i w[P];
-#pragma GCC unroll 8
-        for (int p = 0; p < P; ++p) {
-            const std::int8_t* src = t.b + p * t.bps + k * 64;
-            if (t.prefetch) _mm_prefetch(reinterpret_cast<const char*>(src + 8 * 64), _MM_HINT_T0);
-            w[p] = _mm512_loadu_si512(src);
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-            const __m512i a = _mm512_set1_epi32(t.a[r * t.lda + k]);
-#pragma GCC unroll 8
-            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_dpbusd_epi32(acc[r][p], a, w[p]);
-        }
+            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_sub_epi32(acc[r][p], _mm512_loadu_si512(t.csum + 16 * p));
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-        for (int p = 0; p < P; ++p) acc[r][p] = _mm512_sub_epi32(acc[r][p], _mm512_loadu_si512(t.csum + 16 * p));
     store<R, P>(t, acc);
 }
 
 template <int... R>
 QKernels make(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
-    return QKernels{{nullptr, &vtile<R, 2>...}, {nullptr, &vtile<R, 1>...}, 2, 2, &vtile<1, 4>, quantise};
+    return QKernels{
+        {nullptr, &vtile<R, 2, false>...}, {nullptr, &vtile<R, 1, false>...}, 2, 2, &vtile<1, 4, false>, quantise};
 }
 
 template <int... R>
 QKernels make_quads(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
-    return QKernels{{nullptr, &vtile_quads<R, 2>...},
-                    {nullptr, &vtile_quads<R, 1>...},
+    return QKernels{{nullptr, &vtile<R, 2, true>...},
+                    {nullptr, &vtile<R, 1, true>...},
                     2,
                     4,
-                    &vtile_quads<1, 4>,
+                    &vtile<1, 4, true>,
                     quantise,
                     kQMaxRows};
 }
