@@ -236,6 +236,10 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
     float* sa = work + M * K2;
     for (i64 m = 0; m < M; ++m) {
         auto* row = reinterpret_cast<std::int16_t*>(qa + m * K2);
+        if (qk.quantise_u8) {
+            sa[m] = qk.quantise_u8(A + m * lda, K, reinterpret_cast<std::uint8_t*>(row));
+            continue;
+        }
         sa[m] = qk.quantise(A + m * lda, K, row);
         if (qk.kstep == 4) {  // to u8 (q + 128) in place: byte k is written after int16 k is read
             auto* u8 = reinterpret_cast<std::uint8_t*>(row);

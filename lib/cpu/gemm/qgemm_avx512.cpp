@@ -79,6 +79,35 @@ void vtile(const QTile& t) {
     store<R, P>(t, acc);
 }
 
+/// The row's quantisation (qgemm_avx2.cpp's quantise: symmetric, scale max |x| / 127, round to
+/// nearest even; zeros, or not finite: all q 0) written straight as u8 q + 128 for the quads.
+float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u) {
+    __m512 m = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (std::int64_t k = 0; k < K; k += 16) {
+        const __mmask16 in = col_mask(static_cast<int>(K - k));
+        const __m512 v = _mm512_maskz_loadu_ps(in, x + k);
+        m = _mm512_max_ps(m, _mm512_abs_ps(v));
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);  // max_ps drops NaNs
+    }
+    float amax = _mm512_reduce_max_ps(m);
+    if (nan) amax = __builtin_nanf("");
+    const std::int64_t padded = (K + 3) / 4 * 4;
+    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {
+        for (std::int64_t k = 0; k < padded; ++k) u[k] = 128;
+        return amax / 127.f;
+    }
+    const __m512 inv = _mm512_set1_ps(127.f / amax);
+    const __m512i bias = _mm512_set1_epi32(128);
+    for (std::int64_t k = 0; k < padded; k += 16) {
+        const __mmask16 in = col_mask(static_cast<int>(K - k)), out = col_mask(static_cast<int>(padded - k));
+        const __m512i q =
+            _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(in, x + k), inv)), bias);
+        _mm_mask_storeu_epi8(u + k, out, _mm512_cvtepi32_epi8(q));  // the pad: 0 x inv + 128
+    }
+    return amax / 127.f;
+}
+
 template <int... R>
 QKernels make(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
     return QKernels{
@@ -93,7 +122,8 @@ QKernels make_quads(std::integer_sequence<int, 0, R...>, float (*quantise)(const
                     4,
                     &vtile<1, 4, true>,
                     quantise,
-                    kQMaxRows};
+                    kQMaxRows,
+                    &quantise_u8};
 }
 
 bool has_vnni() {

@@ -39,6 +39,9 @@ struct QKernels {
     /// Quantises x [0, K) into q [0, 2 * ceil(K / 2)) (the pad zero); returns the scale.
     float (*quantise)(const float* x, std::int64_t K, std::int16_t* q);
     int mr = kQRows;  // rows of a full tile
+    /// Quads: quantises x [0, K) straight to u8 (q + 128) in u [0, 4 * ceil(K / 4)) (the pad 128);
+    /// returns the scale. Null: `quantise`, then a plain conversion.
+    float (*quantise_u8)(const float* x, std::int64_t K, std::uint8_t* u) = nullptr;
 };
 
 const QKernels& qkernels_generic();
