@@ -106,16 +106,23 @@ function measureRoofline(a) {
   return runJson(exe, ['--threads', `${threads}`]);
 }
 
-/// The fraction of the row's roofline bound that graft reaches, and the limit that bounds it.
-function rooflineOf(rl, r, gflop) {
+/// The row's roofline bound: its FLOPs at the peak `peakKey` of graft_roofline (fma_gflops,
+/// bf16_gflops) or `bytes` of weights read once from the level they fit in, whichever takes
+/// longer, over `ms`; undefined without the figures.
+function boundOf(rl, r, gflop, peakKey, bytes, ms) {
   const lim = rl && rl[`t${r.threads}`];
-  if (!lim || !gflop || !(r.weight_mb >= 0)) return undefined;
-  const bytes = r.weight_mb * 1048576;
+  if (!lim || !lim[peakKey] || !gflop || !(bytes >= 0)) return undefined;
   const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
                                                                                                      : ['DRAM', lim.bw_dram_gbs];
-  const computeMs = gflop * r.batch / lim.fma_gflops * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
+  const computeMs = gflop * r.batch / lim[peakKey] * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
+  return {fraction: Math.max(computeMs, memoryMs) / ms, compute: computeMs >= memoryMs, level};
+}
+
+/// The fraction of the row's roofline bound that graft reaches, and the limit that bounds it.
+function rooflineOf(rl, r, gflop) {
   const best = Math.min(...['h5', 'onnx'].filter((f) => r[f] !== undefined).map((f) => r[f]));
-  return {fraction: Math.max(computeMs, memoryMs) / best, limit: computeMs >= memoryMs ? 'FMA' : level};
+  const b = boundOf(rl, r, gflop, 'fma_gflops', r.weight_mb * 1048576, best);
+  return b && {fraction: b.fraction, limit: b.compute ? 'FMA' : b.level};
 }
 
 /// The folder of model `m`: the kit's models/, --big, or one of --extra.
@@ -201,13 +208,8 @@ function benchRowLowp(a, ort, m, dir, man, b, t) {
 
 /// --precision bf16: the row's bound at the bf16 peak (FLOPs) or half the weights' bytes, over graft bf16's time.
 function bf16Roofline(rl, r) {
-  const lim = rl && rl[`t${r.threads}`];
-  if (!lim || !lim.bf16_gflops || !r.gflop || !(r.weight_mb >= 0)) return '-';
-  const bytes = r.weight_mb * 1048576 / 2;
-  const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
-                                                                                                     : ['DRAM', lim.bw_dram_gbs];
-  const computeMs = r.gflop * r.batch / lim.bf16_gflops * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
-  return `${(100 * Math.max(computeMs, memoryMs) / r.g8).toFixed(0)}% ${computeMs >= memoryMs ? 'BF16' : level}`;
+  const b = boundOf(rl, r, r.gflop, 'bf16_gflops', r.weight_mb * 1048576 / 2, r.g8);
+  return b ? `${(100 * b.fraction).toFixed(0)}% ${b.compute ? 'BF16' : b.level}` : '-';
 }
 
 function bf16Table(rows, rl) {

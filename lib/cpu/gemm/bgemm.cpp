@@ -69,7 +69,7 @@ BKernels make(std::integer_sequence<int, 0, R...>) {
 
 const BKernels& kernels() {
     const BKernels* fast = bkernels_avx512();
-    return fast && cpu_has_bf16() && active_isa() == Isa::avx512 ? *fast : bkernels_generic();
+    return fast && active_isa() == Isa::avx512 ? *fast : bkernels_generic();
 }
 
 // Tasks smaller than this many multiply-adds stay on the calling thread.

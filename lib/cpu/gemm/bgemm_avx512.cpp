@@ -84,14 +84,10 @@ constexpr BKernels make(std::integer_sequence<int, 0, R...>) {
 }  // namespace
 
 const BKernels* bkernels_avx512() {
-    static const BKernels k = make(std::make_integer_sequence<int, kBRows + 1>{});
-    return &k;
-}
-
-bool cpu_has_bf16() {
     static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-    return has;
+    static const BKernels k = make(std::make_integer_sequence<int, kBRows + 1>{});
+    return has ? &k : nullptr;
 }
 
 }  // namespace graft::cpu::gemm
@@ -101,6 +97,5 @@ GRAFT_SIMD_AVX512BF16_END
 #else
 namespace graft::cpu::gemm {
 const BKernels* bkernels_avx512() { return nullptr; }
-bool cpu_has_bf16() { return false; }
 }  // namespace graft::cpu::gemm
 #endif

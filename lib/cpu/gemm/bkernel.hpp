@@ -41,10 +41,8 @@ struct BKernels {
 };
 
 const BKernels& bkernels_generic();
-/// Null where the build has no AVX-512 BF16 code.
+/// Null where the build has no AVX-512 BF16 code or the CPU no AVX-512 BF16 (vdpbf16ps).
 const BKernels* bkernels_avx512();
-/// Whether this CPU executes AVX-512 BF16 (vdpbf16ps).
-bool cpu_has_bf16();
 
 // ---- the bf16 half of qgemm.hpp (bgemm.cpp) ---------------------------------------------------
 

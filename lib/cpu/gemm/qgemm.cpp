@@ -317,7 +317,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
 }
 
 bool qgemm_fast(Precision kind) {
-    if (kind == Precision::bf16) return bkernels_avx512() != nullptr && cpu_has_bf16() && active_isa() == Isa::avx512;
+    if (kind == Precision::bf16) return bkernels_avx512() != nullptr && active_isa() == Isa::avx512;
     return kind == Precision::int8 && qkernels_avx2() != nullptr && active_isa() != Isa::generic;
 }
 

@@ -186,7 +186,7 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const auto a = RnnAttrs::parse(op);
     const auto p = a.params(op);
     const cpu::RnnPrepared prep = prepare(b, a, p);
-    // The int8 products' scratch follows the recurrent workspace.
+    // The int8 / bf16 products' scratch follows the recurrent workspace.
     const i64 rnn_floats = graft_rt::rnn_workspace(p, a.gates);
     auto work = b.workspace(static_cast<std::size_t>(rnn_floats + (prep.w_q ? cpu::rnn_qwork(p) : 0)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
