@@ -13,9 +13,17 @@ weight is a constant 2-D initializer (per_channel=True, weight_type=QInt8, activ
 
 with W_q = round(W / W_scale[n]), W_scale[n] = max_k |W[k, n]| / 127 (symmetric per output column,
 as graft's int8). ORT's graph optimizer fuses the chain into its MatMulIntegerToFloat kernel, the same
-kernel quantize_dynamic's output runs. Other nodes (Conv, LSTM, ...) stay float: quantize_dynamic
-would make ConvInteger / DynamicQuantizeLSTM of them, graft's int8 quantises only Dense and MatMul.
-Prints how many products it quantised; the output is written to a temporary name and renamed.
+kernel quantize_dynamic's output runs. A Conv whose weight is a constant initializer becomes, as
+quantize_dynamic writes it,
+
+    x -> DynamicQuantizeLinear -> ConvInteger(x_q, W_q, x_zero, W_zero) -> Cast(float)
+      -> Mul(x_scale * W_scale[m]) [-> Add(bias)]
+
+with W scaled per output channel m like the MatMul weights (every group count, depthwise included:
+quantize_dynamic quantises them all; graft's int8 keeps depthwise convolutions in float). ORT's
+ConvInteger takes u8 weights only, so they are stored as q + 128 with zero point 128: the same
+values. LSTM stays float (quantize_dynamic's DynamicQuantizeLSTM is a contrib op). Prints how many
+products it quantised; the output is written to a temporary name and renamed.
 """
 import os
 import sys
@@ -25,6 +33,35 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 
+def quantise_conv(g, node, w):
+    """The ConvInteger chain for Conv `node` with weight w [M, C/group, k...]."""
+    m = w.shape[0]
+    scale = np.abs(w.reshape(m, -1)).max(axis=1) / 127.0
+    scale[scale == 0] = 1.0
+    bshape = (m,) + (1,) * (w.ndim - 2)  # per channel over [N, M, spatial...]
+    wq = np.clip(np.rint(w / scale.reshape((m,) + (1,) * (w.ndim - 1))), -127, 127).astype(np.int16)
+    p = f'{node.name or node.output[0]}_q'
+    g.initializer.extend([numpy_helper.from_array((wq + 128).astype(np.uint8), f'{p}_W'),
+                          numpy_helper.from_array(np.array(128, np.uint8), f'{p}_Wzero'),
+                          numpy_helper.from_array(scale.astype(np.float32).reshape(bshape), f'{p}_Wscale')])
+    out = node.output[0]
+    has_bias = len(node.input) > 2 and node.input[2]
+    conv = helper.make_node('ConvInteger', [f'{p}_x', f'{p}_W', f'{p}_xz', f'{p}_Wzero'], [f'{p}_i32'], name=f'{p}_conv')
+    conv.attribute.extend(a for a in node.attribute)  # strides, pads, dilations, group, kernel_shape
+    nodes = [
+        helper.make_node('DynamicQuantizeLinear', [node.input[0]], [f'{p}_x', f'{p}_xs', f'{p}_xz'], name=f'{p}_dq'),
+        conv,
+        helper.make_node('Cast', [f'{p}_i32'], [f'{p}_f'], to=TensorProto.FLOAT, name=f'{p}_cast'),
+        helper.make_node('Mul', [f'{p}_xs', f'{p}_Wscale'], [f'{p}_s'], name=f'{p}_scale'),
+        helper.make_node('Mul', [f'{p}_f', f'{p}_s'], [f'{p}_y' if has_bias else out], name=f'{p}_mul'),
+    ]
+    if has_bias:
+        g.initializer.append(numpy_helper.from_array(np.array(bshape, np.int64), f'{p}_bshape'))
+        nodes += [helper.make_node('Reshape', [node.input[2], f'{p}_bshape'], [f'{p}_b'], name=f'{p}_breshape'),
+                  helper.make_node('Add', [f'{p}_y', f'{p}_b'], [out], name=f'{p}_bias')]
+    return nodes
+
+
 def quantise(model):
     g = model.graph
     inits = {i.name: i for i in g.initializer}
@@ -32,6 +69,10 @@ def quantise(model):
     for node in g.node:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         w_name = node.input[1] if len(node.input) > 1 else None
+        if node.op_type == 'Conv' and w_name in inits:
+            nodes += quantise_conv(g, node, numpy_helper.to_array(inits[w_name]).astype(np.float32))
+            count += 1
+            continue
         ok = node.op_type in ('MatMul', 'Gemm') and w_name in inits and len(inits[w_name].dims) == 2
         if node.op_type == 'Gemm':
             ok = ok and attrs.get('transA', 0) == 0 and attrs.get('alpha', 1.0) == 1.0 and attrs.get('beta', 1.0) == 1.0
@@ -78,7 +119,7 @@ def main():
     tmp = f'{sys.argv[2]}.tmp-{os.getpid()}'
     onnx.save(model, tmp)
     os.replace(tmp, sys.argv[2])
-    print(f'{sys.argv[2]}: {count} matrix products quantised to int8')
+    print(f'{sys.argv[2]}: {count} matrix products and convolutions quantised to int8')
 
 
 if __name__ == '__main__':

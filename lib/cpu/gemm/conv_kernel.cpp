@@ -3,11 +3,16 @@
 #include <string>
 
 #include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "cpu/gemm/winograd.hpp"
 #include "cpu/threadpool.hpp"
 
 namespace graft::cpu::gemm {
 namespace {
+
+// Below this many taps per patch (smallcnn's first 3x3 over one channel: 9) copying and
+// quantising the patches costs more than the products save: those stay fp32.
+constexpr std::int64_t kQConvMinK = 32;
 
 /// The epilogue of a run: the bias and residual slots (either optional) and the activation.
 Epilogue epilogue(const RunContext& c, const Conv2DParams& p, const std::optional<Slot>& bias,
@@ -35,14 +40,36 @@ std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const Conv2DParams
     });
 }
 
+/// int8 or bf16 (qgemm.hpp's qconv2d): the kernel quantised or rounded once, the patches at every run.
+std::unique_ptr<Kernel> make_lowp_kernel(BuildContext& b, const Conv2DParams& p, Precision lowp,
+                                         const ConstantVariable& w, Slot x, std::optional<Slot> bias,
+                                         std::optional<Slot> residual, Slot y, const ActParams& act) {
+    const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
+    const std::string tag = std::string("qpack ") + precision_name(lowp) + " " + std::to_string(N) + "x" + std::to_string(K);
+    const QMatrix qw = qview(b.keep_shared(w, tag, [&] { return qpack(w.data().data(), N, K, N, lowp); }), K, N);
+    const int threads = ThreadPool::hardware_threads();
+    const Slot ws = b.workspace(qconv2d_work_floats(p, threads));
+    return native::make_kernel([=](const RunContext& c) {
+        qconv2d(p, c.at(x), qw, c.at(y), epilogue(c, p, bias, residual, act), c.at(ws), c.pool, threads);
+    });
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const ConstantVariable& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const ActParams& act) {
-    // 3x3 stride-1 convolutions large enough to pay (GRAFT_WINOGRAD=0 disables): Winograd.
-    if (const int tile = Winograd::choose(p)) return make_winograd_kernel(b, p, tile, w, x, bias, residual, y, act);
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
+    // 3x3 stride-1 convolutions large enough to pay (GRAFT_WINOGRAD=0 disables): Winograd.
+    const int tile = Winograd::choose(p);
+    // Reduced precision where it pays (measured on ResNet-18, MobileNet v2 and smallcnn, Zen 4):
+    // int8 wherever a patch has kQConvMinK taps or more (it beat Winograd's fp32 on all but the
+    // first 3x3 stage of ResNet-18, level there); bf16 only where Winograd does not run (its
+    // products cost twice int8's, more than Winograd's saving).
+    const Precision lowp = b.precision();
+    if (K >= kQConvMinK && ((lowp == Precision::int8 && K <= kQMaxK) || (lowp == Precision::bf16 && !tile)))
+        return make_lowp_kernel(b, p, lowp, w, x, bias, residual, y, act);
+    if (tile) return make_winograd_kernel(b, p, tile, w, x, bias, residual, y, act);
     BMatrix wm;
     wm.data = b.keep_shared(w, "pack_b " + std::to_string(N) + "x" + std::to_string(K), [&] { return pack_b(w.data().data(), N, K, N); });
     wm.packed = true;

@@ -250,7 +250,11 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
 
     const i64 panels = ceil_div(N, kPanel);
     const bool prefetch = steps * step_bytes * panels > (i64{1} << 19);
-    const bool act = e.act && e.act->kind != Act::linear;
+    // The kernels clamp as they store where they can and no residual comes first; any other
+    // activation runs on the stored rows.
+    const ClampForm cf = clamp_form(e.act);
+    const bool fused = qk.clamps && !e.residual && !cf.other;
+    const bool act = e.act && e.act->kind != Act::linear && !fused;
     auto tile = [&](i64 m0, int rows, i64 p, int np, QTileFn fn) {
         QTile t;
         t.a = qa + m0 * K2;
@@ -267,6 +271,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         t.init = e.accumulate || !e.bias ? nullptr : e.bias + p * kPanel;
         t.accumulate = e.accumulate;
         t.prefetch = prefetch;
+        if (fused) t.relu = cf.relu, t.clamp = cf.clamp, t.lo = cf.lo, t.hi = cf.hi;
         fn(t);
         if (e.residual || act)
             for (int r = 0; r < rows; ++r) {

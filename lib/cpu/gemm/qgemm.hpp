@@ -1,6 +1,7 @@
 // Reduced-precision matrix products: what LoadOptions::precision = int8 or bf16 runs for a Dense /
-// MatMul and a recurrent layer with constant weights. A packed block starts with a header that
-// says which (qview() reads it), so the callers pass the precision once, when they pack.
+// MatMul, a recurrent layer and a Conv1D / Conv2D (qconv2d) with constant weights. A packed
+// block starts with a header that says which (qview() reads it), so the callers pass the
+// precision once, when they pack.
 //
 // bf16 (bkernel.hpp, bgemm.cpp): the weights are rounded to bf16 (to nearest even) once, the
 // rows at every run, and the products of pairs summed in float by vdpbf16ps (AVX-512 BF16):
@@ -66,6 +67,17 @@ std::size_t qgemm_work_floats(std::int64_t M, std::int64_t K);
 /// accumulate, residual, activation). `work` holds qgemm_work_floats(M, K) floats.
 void qgemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const QMatrix& B,
            float* C, std::int64_t ldc, const Epilogue& e, float* work, ThreadPool* pool = nullptr);
+
+/// Floats of scratch qconv2d() needs with up to `threads` threads.
+std::size_t qconv2d_work_floats(const Conv2DParams& p, int threads);
+
+/// y = conv2d(x, w) over NHWC with the epilogue (bias, residual, activation), B the kernel
+/// [kh*kw*cin, cout] as qpack() packs it. Output pixels go in blocks: their patches copied into
+/// rows (none for a pointwise convolution), then qgemm on them, each row quantised (int8) or
+/// rounded (bf16) on its own. `work` holds qconv2d_work_floats(p, threads) floats; at most
+/// `threads` of the pool's threads take part.
+void qconv2d(const Conv2DParams& p, const float* x, const QMatrix& B, float* y, const Epilogue& e, float* work,
+             ThreadPool* pool, int threads);
 
 /// Whether this CPU runs qgemm() faster than gemm(): for int8 it has AVX2, for bf16 AVX-512
 /// BF16 (the portable kernels are for correctness, not speed). LoadOptions::precision falls

@@ -7,6 +7,7 @@
 #include "cpu/simd.hpp"
 
 #ifdef GRAFT_SIMD_X86
+#include <cstring>
 #include <utility>
 
 GRAFT_SIMD_AVX512VNNI_BEGIN
@@ -18,8 +19,8 @@ inline __mmask16 col_mask(int cols) {
     return cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols < 0 ? 0 : cols)) - 1);
 }
 
-/// c = sum * sa * sw + (the bias, the old c when accumulating, or nothing); sw is padded to
-/// whole panels.
+/// c = sum * sa * sw + (the bias, the old c when accumulating, or nothing), then the tile's relu
+/// and clamp; sw is padded to whole panels.
 template <int R, int P>
 inline void store(const QTile& t, const __m512i (&acc)[R][P]) {
 #pragma GCC unroll 8
@@ -32,6 +33,8 @@ inline void store(const QTile& t, const __m512i (&acc)[R][P]) {
             const __mmask16 m = col_mask(t.cols - 16 * p);
             __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][p]), _mm512_mul_ps(sa, _mm512_loadu_ps(t.sw + 16 * p)));
             if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add + 16 * p));
+            if (t.relu) v = _mm512_max_ps(v, _mm512_setzero_ps());  // NaN: the second operand, 0
+            if (t.clamp) v = _mm512_min_ps(_mm512_set1_ps(t.hi), _mm512_max_ps(_mm512_set1_ps(t.lo), v));  // NaN stays
             _mm512_mask_storeu_ps(c + 16 * p, m, v);
         }
     }
@@ -81,25 +84,45 @@ void vtile(const QTile& t) {
 
 /// The row's quantisation (qgemm_avx2.cpp's quantise: symmetric, scale max |x| / 127, round to
 /// nearest even; zeros, or not finite: all q 0) written straight as u8 q + 128 for the quads.
+/// max |x| is an integer max of the bits without the sign: NaNs order above infinity, so one
+/// compare after the loop finds them. 64 floats at a time are converted, packed to bytes and
+/// stored at once (a masked vpmovdb to memory is slow on Zen 4).
 float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u) {
-    __m512 m = _mm512_setzero_ps();
-    __mmask16 nan = 0;
-    for (std::int64_t k = 0; k < K; k += 16) {
-        const __mmask16 in = col_mask(static_cast<int>(K - k));
-        const __m512 v = _mm512_maskz_loadu_ps(in, x + k);
-        m = _mm512_max_ps(m, _mm512_abs_ps(v));
-        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);  // max_ps drops NaNs
+    const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+    __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+    std::int64_t k = 0;
+    for (; k + 64 <= K; k += 64) {
+        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(x + k), magnitude));
+        m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(x + k + 16), magnitude));
+        m2 = _mm512_max_epu32(m2, _mm512_and_si512(_mm512_loadu_si512(x + k + 32), magnitude));
+        m3 = _mm512_max_epu32(m3, _mm512_and_si512(_mm512_loadu_si512(x + k + 48), magnitude));
     }
-    float amax = _mm512_reduce_max_ps(m);
-    if (nan) amax = __builtin_nanf("");
+    for (; k < K; k += 16)
+        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_maskz_loadu_epi32(col_mask(static_cast<int>(K - k)), x + k),
+                                                   magnitude));
+    const std::uint32_t bits = _mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_max_epu32(m0, m1), _mm512_max_epu32(m2, m3)));
+    float amax;
+    std::memcpy(&amax, &bits, sizeof amax);
     const std::int64_t padded = (K + 3) / 4 * 4;
-    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {
-        for (std::int64_t k = 0; k < padded; ++k) u[k] = 128;
+    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {  // NaN compares false
+        std::memset(u, 128, static_cast<std::size_t>(padded));
         return amax / 127.f;
     }
     const __m512 inv = _mm512_set1_ps(127.f / amax);
+    // After packing, dword 4 i + s holds source s's elements 4 i .. 4 i + 3: put them back in order.
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128 for q in [-127, 127]
+    k = 0;
+    for (; k + 64 <= K; k += 64) {
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k), inv));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 16), inv));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 32), inv));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 48), inv));
+        const __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(q0, q1), _mm512_packs_epi32(q2, q3));
+        _mm512_storeu_si512(u + k, _mm512_xor_si512(_mm512_permutexvar_epi32(order, b), flip));
+    }
     const __m512i bias = _mm512_set1_epi32(128);
-    for (std::int64_t k = 0; k < padded; k += 16) {
+    for (; k < padded; k += 16) {
         const __mmask16 in = col_mask(static_cast<int>(K - k)), out = col_mask(static_cast<int>(padded - k));
         const __m512i q =
             _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(in, x + k), inv)), bias);
@@ -110,8 +133,15 @@ float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u) {
 
 template <int... R>
 QKernels make(std::integer_sequence<int, 0, R...>, float (*quantise)(const float*, std::int64_t, std::int16_t*)) {
-    return QKernels{
-        {nullptr, &vtile<R, 2, false>...}, {nullptr, &vtile<R, 1, false>...}, 2, 2, &vtile<1, 4, false>, quantise};
+    return QKernels{{nullptr, &vtile<R, 2, false>...},
+                    {nullptr, &vtile<R, 1, false>...},
+                    2,
+                    2,
+                    &vtile<1, 4, false>,
+                    quantise,
+                    kQRows,
+                    nullptr,
+                    true};
 }
 
 template <int... R>
@@ -123,7 +153,8 @@ QKernels make_quads(std::integer_sequence<int, 0, R...>, float (*quantise)(const
                     &vtile<1, 4, true>,
                     quantise,
                     kQMaxRows,
-                    &quantise_u8};
+                    &quantise_u8,
+                    true};
 }
 
 bool has_vnni() {

@@ -26,6 +26,10 @@ struct QTile {
     const float* init;     // added to every row (the bias), or null
     bool accumulate;       // add the old C instead
     bool prefetch;         // B is large: prefetch ahead
+    // The activation, where the kernel set applies it (QKernels::clamps; clamp_form in
+    // cpu/kernels.hpp): relu max(c, 0), then the clamp min(hi, max(lo, c)).
+    bool relu = false, clamp = false;
+    float lo = 0.f, hi = 0.f;
 };
 
 using QTileFn = void (*)(const QTile&);
@@ -42,6 +46,9 @@ struct QKernels {
     /// Quads: quantises x [0, K) straight to u8 (q + 128) in u [0, 4 * ceil(K / 4)) (the pad 128);
     /// returns the scale. Null: `quantise`, then a plain conversion.
     float (*quantise_u8)(const float* x, std::int64_t K, std::uint8_t* u) = nullptr;
+    /// Whether the tiles apply QTile's relu and clamp as they store (else the driver runs the
+    /// activation on the stored rows).
+    bool clamps = false;
 };
 
 const QKernels& qkernels_generic();
