@@ -11,6 +11,7 @@
 
 #include "../integration/support.hpp"
 #include "cpu/caches.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "ops/conv/block.hpp"
 #include "test_passes_support.hpp"
 
@@ -110,6 +111,36 @@ TEST_CASE("conv block: the fused kernel gives the unfused values exactly in any 
             CHECK(max_diff(run_native(n.g, *n.reg, inputs), want) == 0.0);
         }
     }
+}
+
+TEST_CASE("conv block: under int8 and bf16 the fused kernel gives the unfused values exactly", "[fusion][conv]") {
+    // Pointwise products of 32 channels or more run reduced (conv_precision): the project in
+    // the first case, both in the second; the third has none. The rows are quantised one by
+    // one, so the bands change nothing.
+    struct Case {
+        i64 h, w, cin, e, cout, s;
+        bool reduced;
+    };
+    for (const graft::Precision lowp : {graft::Precision::int8, graft::Precision::bf16})
+        for (const Case c : {Case{9, 7, 8, 48, 8, 1, true}, Case{10, 9, 32, 64, 40, 2, true}, Case{8, 8, 4, 16, 4, 1, false}}) {
+            Net n;
+            const Block b = block(n, c.h, c.w, c.cin, c.e, c.cout, c.s);
+            n.output(b.y);
+            const auto inputs = random_inputs(n.g, 3);
+            std::vector<Tensor> want, fp32;
+            {
+                FuseEnv off("0");
+                want = run_native(n.g, *n.reg, inputs, lowp);
+                fp32 = run_native(n.g, *n.reg, inputs);
+            }
+            INFO(graft::precision_name(lowp) << " cin " << c.cin << " e " << c.e << " cout " << c.cout);
+            if (graft::cpu::gemm::qgemm_fast(lowp)) CHECK((max_diff(want, fp32) > 0.0) == c.reduced);
+            for (const char* mode : {"all", "rows=1", "rows=3"}) {
+                INFO("GRAFT_FUSE_BLOCKS=" << mode);
+                FuseEnv on(mode);
+                CHECK(max_diff(run_native(n.g, *n.reg, inputs, lowp), want) == 0.0);
+            }
+        }
 }
 
 TEST_CASE("conv block: chains whose intermediates are read elsewhere or whose weights vary stay unfused",

@@ -71,8 +71,9 @@ inline std::vector<graft::Tensor> random_inputs(const graft::Graph& g, std::int6
 
 /// The graph run as it is (no optimizer pass, only layout legalization) on the native backend.
 inline std::vector<graft::Tensor> run_native(const graft::Graph& g, const graft::Registry& reg,
-                                             const std::vector<graft::Tensor>& inputs) {
-    graft::Model m(g.clone(), reg, 0);
+                                             const std::vector<graft::Tensor>& inputs,
+                                             graft::Precision precision = graft::Precision::fp32) {
+    graft::Model m(g.clone(), reg, 0, precision);
     return m.run(inputs);
 }
 

@@ -128,7 +128,7 @@ void bench(const BenchOptions& o) {
     const double first_result_ms = ms_since(t0);
 
     // Accuracy of the first output against a reference (before timing, on the first result).
-    double max_err = 0, max_excess = -1;
+    double max_err = 0, max_excess = -1, ref_max = 0;
     bool checked = false, ok = true;
     std::size_t top1_rows = 0, top1_agree = 0;  // rows of the last axis whose largest entry is the reference's
     if (!o.check.empty()) {
@@ -140,6 +140,7 @@ void bench(const BenchOptions& o) {
         for (std::size_t k = 0; k < ref.size(); ++k) {
             const double d = std::fabs(static_cast<double>(got.data()[k]) - ref.data()[k]);
             if (!(d <= max_err)) max_err = d;  // NaN propagates
+            ref_max = std::max(ref_max, std::fabs(static_cast<double>(ref.data()[k])));
             const double excess = d - (o.atol + o.rtol * std::fabs(static_cast<double>(ref.data()[k])));
             if (!(excess <= 0)) ok = false;
             max_excess = std::max(max_excess, excess);
@@ -224,6 +225,7 @@ void bench(const BenchOptions& o) {
         if (checked) {
             str("check", o.check);
             num("max_abs_err", max_err);
+            num("ref_max_abs", ref_max);
             w.Key("ok");
             w.Bool(ok);
         }

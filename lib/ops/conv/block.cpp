@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "cpu/caches.hpp"
+#include "cpu/gemm/conv_kernel.hpp"
 #include "cpu/gemm/gemm.hpp"
+#include "cpu/gemm/qgemm.hpp"
 #include "cpu/threadpool.hpp"
 #include "ops/conv/conv.hpp"
 #include "ops/op_types.hpp"
@@ -57,16 +59,21 @@ RowSpan rows_needed(const graft_rt::DepthwiseParams& d, i64 o0, i64 o1) {
     return {a, std::max(a, b)};
 }
 
-/// Floats of the two scratch buffers of one task for bands of `rows` output rows (each rounded
-/// up to 64 bytes): the expanded rows, then the band's depthwise output.
+/// Floats of the scratch buffers of one task for bands of `rows` output rows (each rounded up
+/// to 64 bytes): the expanded rows, the band's depthwise output, and the quantised or rounded
+/// rows of an int8 / bf16 product (`lowp`: either pointwise convolution runs one).
 struct BandFloats {
-    i64 ebuf, dbuf;
-    i64 total() const { return ebuf + dbuf; }
+    i64 ebuf, dbuf, qbuf;
+    i64 total() const { return ebuf + dbuf + qbuf; }
 };
-BandFloats band_floats(const graft_rt::DepthwiseParams& d, i64 rows) {
+BandFloats band_floats(const ConvBlockPlan& p, i64 rows, bool lowp) {
+    const auto& d = p.depthwise;
     const auto up = [](i64 f) { return (f + 15) / 16 * 16; };
     const i64 in_rows = std::min(d.h, (rows - 1) * d.stride_h + (d.kh - 1) * d.dil_h + 1);
-    return {up(in_rows * d.w * d.cin), up(rows * d.ow * d.cin)};
+    const i64 q = !lowp ? 0
+                        : static_cast<i64>(std::max(cpu::gemm::qgemm_work_floats(in_rows * d.w, p.expand.cin),
+                                                    cpu::gemm::qgemm_work_floats(rows * d.ow, d.cin)));
+    return {up(in_rows * d.w * d.cin), up(rows * d.ow * d.cin), up(q)};
 }
 
 /// The op's weights and bias (when it has one) are constants.
@@ -123,7 +130,7 @@ std::optional<Chain> match(const Graph& g, Operator* expand, const FuseMode& mod
     if (!rows) {
         rows = 1;
         while (rows < d.oh &&
-               static_cast<std::size_t>(band_floats(d, rows + 1).total()) * sizeof(float) <= band_budget())
+               static_cast<std::size_t>(band_floats(p, rows + 1, false).total()) * sizeof(float) <= band_budget())
             ++rows;
     }
     p.band_rows = std::min(rows, d.oh);
@@ -134,12 +141,25 @@ std::optional<Chain> match(const Graph& g, Operator* expand, const FuseMode& mod
 struct Band {
     float* ebuf;  // expanded rows [held_a, held_b) of image `image`
     float* dbuf;  // the band's depthwise output
+    float* qbuf;  // an int8 / bf16 product's rows
     i64 image = -1, held_a = 0, held_b = 0;
+};
+
+/// A pointwise convolution's weights: packed for the fp32 GEMM, or for qgemm (int8 / bf16,
+/// cpu/gemm/conv_kernel.hpp's conv_precision decides, as for the convolution alone).
+struct Pointwise {
+    cpu::gemm::BMatrix fp;
+    cpu::gemm::QMatrix q;
+    bool lowp = false;
+    void run(i64 M, i64 N, i64 K, const float* a, float* c, const cpu::gemm::Epilogue& e, float* qbuf) const {
+        if (lowp) cpu::gemm::qgemm(M, N, K, a, K, q, c, N, e, qbuf, nullptr);
+        else cpu::gemm::gemm(M, N, K, a, K, fp, c, N, e, nullptr);
+    }
 };
 
 struct BlockRun {
     ConvBlockPlan p;
-    cpu::gemm::BMatrix we, wp;
+    Pointwise we, wp;
     const float *be, *wd, *bd, *bp;
 };
 
@@ -160,8 +180,8 @@ void run_band(const BlockRun& k, Band& s, const float* x, const float* r, float*
         cpu::gemm::Epilogue e;
         e.bias = k.be;
         e.act = &k.p.act_expand;
-        cpu::gemm::gemm((need.b - from) * W, E, Cin, x + (n * d.h + from) * W * Cin, Cin, k.we,
-                        s.ebuf + (from - need.a) * W * E, E, e, nullptr);
+        k.we.run((need.b - from) * W, E, Cin, x + (n * d.h + from) * W * Cin, s.ebuf + (from - need.a) * W * E, e,
+                 s.qbuf);
     }
     // The held rows as an image of their own: rows above a are padding only at the image top.
     graft_rt::DepthwiseParams bd = d;
@@ -178,7 +198,7 @@ void run_band(const BlockRun& k, Band& s, const float* x, const float* r, float*
         e.ldr = Cout;
     }
     e.act = &k.p.act_project;
-    cpu::gemm::gemm((o1 - o0) * OW, Cout, E, s.dbuf, E, k.wp, y + out, Cout, e, nullptr);
+    k.wp.run((o1 - o0) * OW, Cout, E, s.dbuf, y + out, e, s.qbuf);
 }
 
 }  // namespace
@@ -227,18 +247,25 @@ std::unique_ptr<native::Kernel> build_conv_block(native::BuildContext& b, const 
     const Operator& op = b.op();
     auto k = std::make_shared<BlockRun>();
     k->p = plan;
-    const auto packed = [&](const char* name, i64 K, i64 N) {
+    const auto packed = [&](const char* name, const graft_rt::Conv2DParams& conv) {
         const auto& w = static_cast<const ConstantVariable&>(*op.input(name));
-        cpu::gemm::BMatrix m;
-        // The tag make_conv2d_kernel uses: programs of other batch sizes share the packing.
-        m.data = b.keep_shared(w, "pack_b " + std::to_string(N) + "x" + std::to_string(K),
-                               [&] { return cpu::gemm::pack_b(w.data().data(), N, K, N); });
-        m.packed = true;
+        const i64 K = conv.cin, N = conv.cout;
+        const std::string dims = std::to_string(N) + "x" + std::to_string(K);
+        Pointwise m;
+        // The tags make_conv2d_kernel uses: programs of other batch sizes share the packing.
+        if (const Precision lowp = cpu::gemm::conv_precision(b.precision(), conv); lowp != Precision::fp32) {
+            m.lowp = true;
+            m.q = cpu::gemm::qview(b.keep_shared(w, std::string("qpack ") + precision_name(lowp) + " " + dims,
+                                                 [&] { return cpu::gemm::qpack(w.data().data(), N, K, N, lowp); }),
+                                   K, N);
+            return m;
+        }
+        m.fp.data = b.keep_shared(w, "pack_b " + dims, [&] { return cpu::gemm::pack_b(w.data().data(), N, K, N); });
+        m.fp.packed = true;
         return m;
     };
-    const auto& d = plan.depthwise;
-    k->we = packed("we", plan.expand.cin, plan.expand.cout);
-    k->wp = packed("wp", plan.project.cin, plan.project.cout);
+    k->we = packed("we", plan.expand);
+    k->wp = packed("wp", plan.project);
     // The weights and biases are constants (match() checked): the program keeps their data.
     const auto constant = [&](const char* name) -> const float* {
         const Variable* v = op.input_or_null(name);
@@ -252,7 +279,7 @@ std::unique_ptr<native::Kernel> build_conv_block(native::BuildContext& b, const 
     k->bd = constant("bd");
     k->bp = constant("bp");
     const int max_tasks = cpu::ThreadPool::hardware_threads();
-    const BandFloats bf = band_floats(d, plan.band_rows);
+    const BandFloats bf = band_floats(plan, plan.band_rows, k->we.lowp || k->wp.lowp);
     const i64 per_task = bf.total();
     const native::Slot ws = b.workspace(static_cast<std::size_t>(per_task * max_tasks));
     const native::Slot x = b.in("x"), y = b.out("y");
@@ -268,7 +295,8 @@ std::unique_ptr<native::Kernel> build_conv_block(native::BuildContext& b, const 
         float* scratch = c.at(ws);
         // Each task takes a contiguous range of the batch's output rows, in bands inside one image.
         cpu::parallel_for(c.pool, tasks, [&](i64 t) {
-            Band s{scratch + t * per_task, scratch + t * per_task + bf.ebuf};
+            float* own = scratch + t * per_task;
+            Band s{own, own + bf.ebuf, own + bf.ebuf + bf.dbuf};
             const i64 r0 = t * rows / tasks, r1 = (t + 1) * rows / tasks;
             for (i64 row = r0; row < r1;) {
                 const i64 n = row / dp.oh, o0 = row % dp.oh;

@@ -7,7 +7,9 @@
 // rows instead: the expand GEMM writes the band's input rows to a scratch buffer that stays in
 // L2 (keeping the rows the next band shares), the depthwise kernel reads them there, and the
 // project GEMM reads its output from L2 and writes y. Every value is computed by the same kernels
-// with the same summation order as unfused, so results are identical.
+// with the same summation order as unfused, so results are identical; under int8 / bf16 either
+// pointwise product runs reduced where it would alone (conv_precision), each row quantised on its
+// own as there.
 //
 // The native backend rewrites its own copy of the graph (fuse_conv_blocks, in Program::compile),
 // so the memory plan sees the fused op's true lifetimes and the intermediates take no arena.
