@@ -31,13 +31,14 @@ Epilogue epilogue(const RunContext& c, const Conv2DParams& p, const std::optiona
 std::unique_ptr<Kernel> make_winograd_kernel(BuildContext& b, const Conv2DParams& p, int tile,
                                              const ConstantVariable& w, Slot x, std::optional<Slot> bias,
                                              std::optional<Slot> residual, Slot y, const ActParams& act) {
-    const std::string tag = "winograd " + std::to_string(tile) + " " + std::to_string(p.cin) + "x" + std::to_string(p.cout);
-    const float* u = b.keep_shared(w, tag, [&] { return Winograd::transform_weights(w.data().data(), p.cin, p.cout, tile); });
+    const std::string tag =
+        "winograd " + std::to_string(tile) + " " + std::to_string(p.cin) + "x" + std::to_string(p.cout);
+    const float* u =
+        b.keep_shared(w, tag, [&] { return Winograd::transform_weights(w.data().data(), p.cin, p.cout, tile); });
     auto wg = std::make_shared<const Winograd>(p, tile, u, ThreadPool::hardware_threads());
     const Slot ws = b.workspace(wg->workspace_floats());
-    return native::make_kernel([=](const RunContext& c) {
-        wg->run(c.at(x), c.at(y), epilogue(c, p, bias, residual, act), c.at(ws), c.pool);
-    });
+    return native::make_kernel(
+        [=](const RunContext& c) { wg->run(c.at(x), c.at(y), epilogue(c, p, bias, residual, act), c.at(ws), c.pool); });
 }
 
 /// int8 or bf16 (qgemm.hpp's qconv2d): the kernel quantised or rounded once, the patches at every run.
@@ -45,7 +46,8 @@ std::unique_ptr<Kernel> make_lowp_kernel(BuildContext& b, const Conv2DParams& p,
                                          const ConstantVariable& w, Slot x, std::optional<Slot> bias,
                                          std::optional<Slot> residual, Slot y, const ActParams& act) {
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
-    const std::string tag = std::string("qpack ") + precision_name(lowp) + " " + std::to_string(N) + "x" + std::to_string(K);
+    const std::string tag =
+        std::string("qpack ") + precision_name(lowp) + " " + std::to_string(N) + "x" + std::to_string(K);
     const QMatrix qw = qview(b.keep_shared(w, tag, [&] { return qpack(w.data().data(), N, K, N, lowp); }), K, N);
     const int threads = ThreadPool::hardware_threads();
     const Slot ws = b.workspace(qconv2d_work_floats(p, threads));
@@ -67,8 +69,8 @@ Precision conv_precision(Precision requested, const Conv2DParams& p) {
     return Precision::fp32;
 }
 
-std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const ConstantVariable& w,
-                                           Slot x, std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
+std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& p, const ConstantVariable& w, Slot x,
+                                           std::optional<Slot> bias, std::optional<Slot> residual, Slot y,
                                            const ActParams& act) {
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
     if (const Precision lowp = conv_precision(b.precision(), p); lowp != Precision::fp32)
@@ -77,11 +79,11 @@ std::unique_ptr<Kernel> make_conv2d_kernel(BuildContext& b, const Conv2DParams& 
     const int tile = Winograd::choose(p);
     if (tile) return make_winograd_kernel(b, p, tile, w, x, bias, residual, y, act);
     BMatrix wm;
-    wm.data = b.keep_shared(w, "pack_b " + std::to_string(N) + "x" + std::to_string(K), [&] { return pack_b(w.data().data(), N, K, N); });
+    wm.data = b.keep_shared(w, "pack_b " + std::to_string(N) + "x" + std::to_string(K),
+                            [&] { return pack_b(w.data().data(), N, K, N); });
     wm.packed = true;
-    return native::make_kernel([=](const RunContext& c) {
-        conv2d(p, c.at(x), wm, c.at(y), epilogue(c, p, bias, residual, act), c.pool);
-    });
+    return native::make_kernel(
+        [=](const RunContext& c) { conv2d(p, c.at(x), wm, c.at(y), epilogue(c, p, bias, residual, act), c.pool); });
 }
 
 }  // namespace graft::cpu::gemm

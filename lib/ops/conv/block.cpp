@@ -152,8 +152,10 @@ struct Pointwise {
     cpu::gemm::QMatrix q;
     bool lowp = false;
     void run(i64 M, i64 N, i64 K, const float* a, float* c, const cpu::gemm::Epilogue& e, float* qbuf) const {
-        if (lowp) cpu::gemm::qgemm(M, N, K, a, K, q, c, N, e, qbuf, nullptr);
-        else cpu::gemm::gemm(M, N, K, a, K, fp, c, N, e, nullptr);
+        if (lowp)
+            cpu::gemm::qgemm(M, N, K, a, K, q, c, N, e, qbuf, nullptr);
+        else
+            cpu::gemm::gemm(M, N, K, a, K, fp, c, N, e, nullptr);
     }
 };
 
