@@ -46,7 +46,7 @@ struct Mat {
 };
 
 /// Floats of int8 scratch per batch row: all its timesteps' rows of the wider of I and U.
-i64 qwork_per_row(const RnnParams& p) { return p.t * (std::max(p.i, p.u) / 2 + 2); }
+i64 qwork_per_row(const RnnParams& p) { return static_cast<i64>(gemm::qgemm_work_floats(p.t, std::max(p.i, p.u))); }
 
 /// C[M, N] (= or +=) A[M, K] . B.
 void matmul(i64 M, i64 N, i64 K, const float* A, i64 lda, const Mat& B, float* C, i64 ldc, const float* bias,

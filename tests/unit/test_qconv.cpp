@@ -1,15 +1,17 @@
 // Reduced-precision convolutions (qgemm.hpp's qconv2d) on every instruction set this CPU runs,
 // against the schemes written out here independently over patches gathered by plain index
 // arithmetic (taps outside the input read zero):
-//  - int8: each patch quantised on its own (scale max |patch| / 127), each output channel's
-//    weights per channel, symmetric, round to nearest; the int32 sum exact, so the result must
-//    equal the scheme's to float rounding;
+//  - int8: each patch quantised on its own (symmetric, scale max |patch| / 127; on AVX-512
+//    VNNI asymmetric over 0..255, scale range / 255), each output channel's weights per channel,
+//    symmetric, round to nearest; the int32 sum exact, so the result must equal the scheme's to
+//    float rounding;
 //  - bf16: every operand rounded to the nearest bfloat16 (ties to even), the products summed in
 //    double; the kernels' float sums may differ by K 2^-24 of the products' magnitude.
 // Geometries cover strides, dilation, padding on every side, 1x1 (the rows of x as they are),
 // several blocks of output pixels, and the pool splitting the blocks or the columns.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -53,6 +55,22 @@ std::vector<double> quantise(const std::vector<float>& v, double& scale) {
     return q;
 }
 
+/// The VNNI quads' rows: [min(v, 0), max(v, 0)] over 0..255, zero point z = round(-min x 255 /
+/// range), q = clamp(round(v x 255 / range) + z, 0, 255) - z, scale range / 255.
+std::vector<double> quantise_asym(const std::vector<float>& v, double& scale) {
+    float hi = 0.f, lo = 0.f;
+    for (float x : v) hi = std::max(hi, x), lo = std::min(lo, x);
+    const float range = hi - lo;
+    scale = range / 255.f;
+    std::vector<double> q(v.size(), 0.0);
+    if (range > 0.f) {
+        const float inv = 255.f / range;
+        const double z = std::nearbyint(-lo * inv);
+        for (std::size_t i = 0; i < v.size(); ++i) q[i] = std::clamp(std::nearbyint(v[i] * inv) + z, 0.0, 255.0) - z;
+    }
+    return q;
+}
+
 void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     graft_rt::Conv2DParams p{t.n, t.h, t.w, t.cin, t.kh, t.kw, t.cout, t.sh, t.sw, t.dh, t.dw, t.pt, t.pl, 0, 0};
     p.oh = (t.h + 2 * t.pt - t.dh * (t.kh - 1) - 1) / t.sh + 1;
@@ -69,8 +87,10 @@ void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadP
     e.act = &act;
     const int threads = pool ? pool->size() : 1;
     const auto block = gg::qpack(w.data(), N, K, N, kind);
+    const gg::QMatrix view = gg::qview(block.data(), K, N);
+    const bool asym = view.csum && gg::active_isa() == gg::Isa::avx512;  // the VNNI quads' rows
     std::vector<float> work(gg::qconv2d_work_floats(p, threads));
-    gg::qconv2d(p, x.data(), gg::qview(block.data(), K, N), y.data(), e, work.data(), pool, threads);
+    gg::qconv2d(p, x.data(), view, y.data(), e, work.data(), pool, threads);
 
     std::vector<std::vector<double>> wq(static_cast<std::size_t>(N));
     std::vector<double> sw(static_cast<std::size_t>(N), 1.0);
@@ -97,7 +117,7 @@ void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadP
         double sa = 1.0;
         std::vector<double> a;
         if (kind == Precision::int8) {
-            a = quantise(patch, sa);
+            a = asym ? quantise_asym(patch, sa) : quantise(patch, sa);
         } else {
             for (float v : patch) a.push_back(bf16(v));
         }

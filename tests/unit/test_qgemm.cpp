@@ -1,11 +1,14 @@
 // The int8 products (qgemm.cpp) on every supported instruction set, two ways:
-//  - against the quantisation scheme written out here independently (weights per column, rows
-//    per row, symmetric, round to nearest), summed in double: what the kernels must compute, to
-//    float rounding, whatever the tile, panel count, epilogue or thread split;
+//  - against the quantisation scheme written out here independently (weights per column,
+//    symmetric; rows per row, symmetric, or on AVX-512 VNNI's quads asymmetric over 0..255;
+//    round to nearest), summed in double: what the kernels must compute, to float rounding,
+//    whatever the tile, panel count, epilogue or thread split;
 //  - against the exact float product, within the error bound the scheme guarantees:
-//    |a.w - qa.qw sa sw| <= sum_k (|a_k| sw / 2 + |w_k| sa / 2 + sa sw / 4).
+//    |a.w - qa.qw sa sw| <= sum_k (|a_k| sw / 2 + |w_k| sa / 2 + sa sw / 4) (asymmetric rows:
+//    |w_k| sa + sa sw / 2, as the top of the range may saturate by one level).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -44,6 +47,26 @@ Quantised quantise(const std::vector<float>& v) {
     return r;
 }
 
+/// The asymmetric rows of the VNNI quads: [min(v, 0), max(v, 0)] over 0..255, scale range / 255,
+/// zero point z = round(-min x 255 / range), u = round(v x 255 / range) + z saturated to 0..255;
+/// q = u - z.
+Quantised quantise_asym(const std::vector<float>& v) {
+    float hi = 0.f, lo = 0.f;
+    for (float x : v) hi = std::max(hi, x), lo = std::min(lo, x);
+    const float range = hi - lo;
+    Quantised r{std::vector<int>(v.size(), 0), range / 255.f};
+    if (range > 0.f) {
+        const float inv = 255.f / range;
+        const int z = static_cast<int>(std::nearbyint(-lo * inv));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            r.q[i] = std::clamp(static_cast<int>(std::nearbyint(v[i] * inv)) + z, 0, 255) - z;
+    }
+    return r;
+}
+
+/// Whether `view` runs with asymmetric rows on the active ISA (quads under AVX-512 VNNI).
+bool asymmetric(const gg::QMatrix& view) { return view.csum && gg::active_isa() == gg::Isa::avx512; }
+
 /// `run_on`: the ISA to run on when it differs from the one the weights are packed under (an
 /// AVX-512 VNNI CPU packs quads of k, the others pairs; each kernel set runs either layout).
 void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool, const gg::Isa* run_on = nullptr) {
@@ -63,7 +86,9 @@ void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool, cons
     REQUIRE(block.size() == gg::qpacked_floats(s.K, s.N));
     if (run_on) REQUIRE(gg::set_isa(*run_on));
     std::vector<float> work(gg::qgemm_work_floats(s.M, s.K));
-    gg::qgemm(s.M, s.N, s.K, a.data(), lda, gg::qview(block.data(), s.K, s.N), c.data(), ldc, e, work.data(), pool);
+    const gg::QMatrix view = gg::qview(block.data(), s.K, s.N);
+    const bool asym = asymmetric(view);
+    gg::qgemm(s.M, s.N, s.K, a.data(), lda, view, c.data(), ldc, e, work.data(), pool);
 
     std::vector<Quantised> cols(static_cast<std::size_t>(s.N));
     for (i64 n = 0; n < s.N; ++n) {
@@ -74,14 +99,15 @@ void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool, cons
     double worst_scheme = 0, worst_bound = 0;
     for (i64 m = 0; m < s.M; ++m) {
         const std::vector<float> row(a.begin() + m * lda, a.begin() + m * lda + s.K);
-        const Quantised qa = quantise(row);
+        const Quantised qa = asym ? quantise_asym(row) : quantise(row);
         for (i64 n = 0; n < s.N; ++n) {
             const Quantised& qw = cols[n];
             double sum = 0, exact = 0, bound = 0;
             for (i64 k = 0; k < s.K; ++k) {
                 sum += static_cast<double>(qa.q[k]) * qw.q[k];
                 exact += static_cast<double>(row[k]) * w[k * ldw + n];
-                bound += std::fabs(row[k]) * qw.scale / 2 + std::fabs(w[k * ldw + n]) * qa.scale / 2 + qa.scale * qw.scale / 4;
+                bound += std::fabs(row[k]) * qw.scale / 2 + std::fabs(w[k * ldw + n]) * qa.scale * (asym ? 1.0 : 0.5) +
+                         qa.scale * qw.scale * (asym ? 0.5 : 0.25);
             }
             double base = s.accumulate ? c0[m * ldc + n] : s.bias ? bias[n] : 0.0;
             if (s.residual) base += res[m * s.N + n];
@@ -94,7 +120,7 @@ void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool, cons
                 worst_bound = std::max(worst_bound, std::fabs(got - act_ref(base + exact, {s.act})) / (1e-5 * (1 + mag) + bound));
         }
     }
-    INFO("M=" << s.M << " N=" << s.N << " K=" << s.K << " bias=" << s.bias << " acc=" << s.accumulate
+    INFO("M=" << s.M << " N=" << s.N << " K=" << s.K << " asymmetric rows=" << asym << " bias=" << s.bias << " acc=" << s.accumulate
               << " res=" << s.residual << " act=" << int(s.act));
     CHECK(worst_scheme <= 1.0);
     CHECK(worst_bound <= 1.0);

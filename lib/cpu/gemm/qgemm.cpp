@@ -73,7 +73,7 @@ float quantise(const float* x, i64 K, std::int16_t* q) {
     if (K % 2) q[K] = 0;
     return amax / 127.f;
 }
-/// The quad kernel: u8 rows (q + 128) by s8 weights, four k per step, as vpdpbusd.
+/// The quad kernel: u8 rows (q + zero point) by s8 weights, four k per step, as vpdpbusd.
 template <int R, int P>
 void qtile_quads(const QTile& t) {
     std::int32_t acc[R][P * 16] = {};
@@ -91,7 +91,7 @@ void qtile_quads(const QTile& t) {
         float* c = t.c + r * t.ldc;
         const float* add = t.accumulate ? c : t.init;
         for (int j = 0; j < t.cols; ++j)
-            c[j] = static_cast<float>(acc[r][j] - t.csum[j]) * (t.sa[r] * t.sw[j]) + (add ? add[j] : 0.f);
+            c[j] = static_cast<float>(acc[r][j] - t.za[r] * t.csum[j]) * (t.sa[r] * t.sw[j]) + (add ? add[j] : 0.f);
     }
 }
 
@@ -190,7 +190,7 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) 
             panel[(k / kstep) * step_bytes + k % kstep] = v;
             sum += v;
         }
-        if (quads) csum[n] = 128 * sum;  // what the rows' +128 adds to each sum
+        if (quads) csum[n] = sum;  // times a row's zero point: what the zero point adds to its sums
     }
     return out;
 }
@@ -217,7 +217,7 @@ QMatrix qview(const float* block, i64 K, i64 N) {
     return m;
 }
 
-std::size_t qgemm_work_floats(i64 M, i64 K) { return static_cast<std::size_t>(M * (ceil_div(K, 2) + 1)); }
+std::size_t qgemm_work_floats(i64 M, i64 K) { return static_cast<std::size_t>(M * (ceil_div(K, 2) + 2)); }
 
 void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float* C, i64 ldc, const Epilogue& e,
            float* work, ThreadPool* pool) {
@@ -234,13 +234,15 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
     const i64 K2 = ceil_div(K, 2), steps = ceil_div(K, qk.kstep), step_bytes = 16 * qk.kstep;
     auto* qa = reinterpret_cast<std::int32_t*>(work);
     float* sa = work + M * K2;
+    auto* za = reinterpret_cast<std::int32_t*>(sa + M);  // quads: the rows' zero points
     for (i64 m = 0; m < M; ++m) {
         auto* row = reinterpret_cast<std::int16_t*>(qa + m * K2);
         if (qk.quantise_u8) {
-            sa[m] = qk.quantise_u8(A + m * lda, K, reinterpret_cast<std::uint8_t*>(row));
+            sa[m] = qk.quantise_u8(A + m * lda, K, reinterpret_cast<std::uint8_t*>(row), za + m);
             continue;
         }
         sa[m] = qk.quantise(A + m * lda, K, row);
+        za[m] = 128;
         if (qk.kstep == 4) {  // to u8 (q + 128) in place: byte k is written after int16 k is read
             auto* u8 = reinterpret_cast<std::uint8_t*>(row);
             for (i64 k = 0; k < K; ++k) u8[k] = static_cast<std::uint8_t>(row[k] + 128);
@@ -264,6 +266,7 @@ void qgemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const QMatrix& B, float
         t.bps = steps * step_bytes;
         t.K2 = steps;
         t.csum = B.csum ? B.csum + p * kPanel : nullptr;
+        t.za = za + m0;
         t.sw = B.scale + p * kPanel;
         t.c = C + m0 * ldc + p * kPanel;
         t.ldc = ldc;

@@ -10,20 +10,24 @@
 //
 // Weights are quantised once, symmetrically per output column: w[k, n] ~ qw[k, n] * sw[n] with
 // qw in [-127, 127] and sw[n] = max_k |w[k, n]| / 127. The input rows are quantised at run time,
-// symmetrically per row: a[m, k] ~ qa[m, k] * sa[m]. The product sums qa * qw exactly in int32
-// and scales once: c[m, n] = sa[m] * sw[n] * sum_k qa[m, k] qw[k, n] (+ bias, residual,
-// activation as gemm.hpp's Epilogue). Symmetric scales need no zero points and no column sums.
+// per row: a[m, k] ~ qa[m, k] * sa[m]. The product sums qa * qw exactly in int32 and scales
+// once: c[m, n] = sa[m] * sw[n] * sum_k qa[m, k] qw[k, n] (+ bias, residual, activation as
+// gemm.hpp's Epilogue).
 //
 // The AVX2 kernel (4 x 16 tiles) sign-extends the int8 weights to int16 and multiplies pairs of k with
 // vpmaddwd into int32 (exact: no int16 saturation, unlike u8 x s8 vpmaddubsw). Its gain is the
 // weights' bytes: a quarter of fp32's, which is what bounds batch-1 products. Weight layout:
 // panels of 16 columns, [ceil(N/16)][ceil(K/2)][16 columns][2 k] int8, zero-padded, after the
-// scales. On AVX-512 VNNI (qgemm_avx512.cpp) qpack lays the weights out in quads of k instead,
-// [ceil(N/16)][ceil(K/4)][16 columns][4 k], with 128 x each column's sum of q: the rows go in as
-// u8 (q + 128) and vpdpbusd sums four u8 x s8 products per int32 lane, exactly (K <=
-// kQMaxKQuads), in tiles of 4 rows x 2 panels; the column sums come off before the scales, so
-// the results are the pairs' to float rounding. Portable kernels (same arithmetic) run either
-// layout where AVX2 or AVX-512 VNNI is not active.
+// scales. Its rows are symmetric: qa in [-127, 127], sa[m] = max_k |a[m, k]| / 127.
+//
+// On AVX-512 VNNI (qgemm_avx512.cpp) qpack lays the weights out in quads of k instead,
+// [ceil(N/16)][ceil(K/4)][16 columns][4 k], with each column's sum of qw, and the rows are
+// quantised asymmetrically to u8: [min(a, 0), max(a, 0)] over 0..255, a ~ (u - z[m]) sa[m]
+// with sa[m] = (max - min) / 255 and zero point z[m] (qa = u - z): a row of one sign, as after
+// a ReLU, gets twice the symmetric levels (what ORT's u8 activations get). vpdpbusd sums four
+// u8 x s8 products per int32 lane, exactly (K <= kQMaxKQuads), in tiles of 8 rows x 2 panels,
+// and z[m] x the column sums come off before the scales. Portable kernels run either layout
+// (the quads with symmetric rows, z = 128) where AVX2 or AVX-512 VNNI is not active.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +49,7 @@ struct QMatrix {
     Precision kind = Precision::int8;
     const float* scale = nullptr;          // int8: [N] per-column scales sw
     const std::int8_t* data = nullptr;     // int8: the panels
-    const std::int32_t* csum = nullptr;    // int8 quads: 128 x the column sums (null: pairs)
+    const std::int32_t* csum = nullptr;    // int8 quads: the column sums of qw (null: pairs)
     const std::uint32_t* pairs = nullptr;  // bf16: the panels of pairs (bkernel.hpp)
     std::int64_t K = 0, N = 0;
 };

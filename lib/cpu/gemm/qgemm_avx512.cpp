@@ -77,58 +77,64 @@ void vtile(const QTile& t) {
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-            for (int p = 0; p < P; ++p) acc[r][p] = _mm512_sub_epi32(acc[r][p], _mm512_loadu_si512(t.csum + 16 * p));
+            for (int p = 0; p < P; ++p)
+                acc[r][p] = _mm512_sub_epi32(
+                    acc[r][p], _mm512_mullo_epi32(_mm512_set1_epi32(t.za[r]), _mm512_loadu_si512(t.csum + 16 * p)));
     }
     store<R, P>(t, acc);
 }
 
-/// The row's quantisation (qgemm_avx2.cpp's quantise: symmetric, scale max |x| / 127, round to
-/// nearest even; zeros, or not finite: all q 0) written straight as u8 q + 128 for the quads.
-/// max |x| is an integer max of the bits without the sign: NaNs order above infinity, so one
-/// compare after the loop finds them. 64 floats at a time are converted, packed to bytes and
-/// stored at once (a masked vpmovdb to memory is slow on Zen 4).
-float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u) {
-    const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF);
-    __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+/// The row's asymmetric quantisation (QKernels::quantise_u8): [lo, hi] = [min(x, 0), max(x, 0)]
+/// over 0..255, scale (hi - lo) / 255, zero point round(-lo x 255 / (hi - lo)), u = round(x x
+/// 255 / (hi - lo)) + zero saturated to 0..255 (round to nearest even). A row of zeros, or one
+/// with a NaN or an infinity (the sum of x x 0 is NaN then), gets every u and the zero point 0:
+/// its products are the bias, or NaN through the scale. 64 floats at a time are converted,
+/// packed to bytes with unsigned saturation and stored at once (a masked vpmovdb to memory is
+/// slow on Zen 4).
+float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u, std::int32_t* zero) {
+    const __m512 z0 = _mm512_setzero_ps();
+    __m512 hi0 = z0, hi1 = z0, lo0 = z0, lo1 = z0, bad0 = z0, bad1 = z0;
     std::int64_t k = 0;
-    for (; k + 64 <= K; k += 64) {
-        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_loadu_si512(x + k), magnitude));
-        m1 = _mm512_max_epu32(m1, _mm512_and_si512(_mm512_loadu_si512(x + k + 16), magnitude));
-        m2 = _mm512_max_epu32(m2, _mm512_and_si512(_mm512_loadu_si512(x + k + 32), magnitude));
-        m3 = _mm512_max_epu32(m3, _mm512_and_si512(_mm512_loadu_si512(x + k + 48), magnitude));
+    for (; k + 32 <= K; k += 32) {
+        const __m512 a = _mm512_loadu_ps(x + k), b = _mm512_loadu_ps(x + k + 16);
+        hi0 = _mm512_max_ps(hi0, a), lo0 = _mm512_min_ps(lo0, a), bad0 = _mm512_fmadd_ps(a, z0, bad0);
+        hi1 = _mm512_max_ps(hi1, b), lo1 = _mm512_min_ps(lo1, b), bad1 = _mm512_fmadd_ps(b, z0, bad1);
     }
-    for (; k < K; k += 16)
-        m0 = _mm512_max_epu32(m0, _mm512_and_si512(_mm512_maskz_loadu_epi32(col_mask(static_cast<int>(K - k)), x + k),
-                                                   magnitude));
-    const std::uint32_t bits = _mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_max_epu32(m0, m1), _mm512_max_epu32(m2, m3)));
-    float amax;
-    std::memcpy(&amax, &bits, sizeof amax);
+    for (; k < K; k += 16) {
+        const __m512 a = _mm512_maskz_loadu_ps(col_mask(static_cast<int>(K - k)), x + k);
+        hi0 = _mm512_max_ps(hi0, a), lo0 = _mm512_min_ps(lo0, a), bad0 = _mm512_fmadd_ps(a, z0, bad0);
+    }
+    const float hi = _mm512_reduce_max_ps(_mm512_max_ps(hi0, hi1)), lo = _mm512_reduce_min_ps(_mm512_min_ps(lo0, lo1));
+    const float bad = _mm512_reduce_add_ps(_mm512_add_ps(bad0, bad1));
+    const float range = bad == 0.f ? hi - lo : __builtin_nanf("");
     const std::int64_t padded = (K + 3) / 4 * 4;
-    if (!(amax >= 1e-30f && amax <= 3.4e38f)) {  // NaN compares false
-        std::memset(u, 128, static_cast<std::size_t>(padded));
-        return amax / 127.f;
+    if (!(range >= 1e-30f && range <= 3.4e38f)) {  // NaN compares false
+        std::memset(u, 0, static_cast<std::size_t>(padded));
+        *zero = 0;
+        return range / 255.f;
     }
-    const __m512 inv = _mm512_set1_ps(127.f / amax);
+    const float inv = 255.f / range;
+    const __m512i zp = _mm512_set1_epi32(static_cast<int>(__builtin_nearbyintf(-lo * inv)));
+    *zero = _mm_cvtsi128_si32(_mm512_castsi512_si128(zp));
+    const __m512 vinv = _mm512_set1_ps(inv);
     // After packing, dword 4 i + s holds source s's elements 4 i .. 4 i + 3: put them back in order.
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q + 128 for q in [-127, 127]
+    auto q = [&](const float* p) {
+        return _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(p), vinv)), zp);
+    };
     k = 0;
     for (; k + 64 <= K; k += 64) {
-        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k), inv));
-        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 16), inv));
-        const __m512i q2 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 32), inv));
-        const __m512i q3 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + k + 48), inv));
-        const __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(q0, q1), _mm512_packs_epi32(q2, q3));
-        _mm512_storeu_si512(u + k, _mm512_xor_si512(_mm512_permutexvar_epi32(order, b), flip));
+        const __m512i b = _mm512_packus_epi16(_mm512_packus_epi32(q(x + k), q(x + k + 16)),
+                                              _mm512_packus_epi32(q(x + k + 32), q(x + k + 48)));
+        _mm512_storeu_si512(u + k, _mm512_permutexvar_epi32(order, b));
     }
-    const __m512i bias = _mm512_set1_epi32(128);
     for (; k < padded; k += 16) {
         const __mmask16 in = col_mask(static_cast<int>(K - k)), out = col_mask(static_cast<int>(padded - k));
-        const __m512i q =
-            _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(in, x + k), inv)), bias);
-        _mm_mask_storeu_epi8(u + k, out, _mm512_cvtepi32_epi8(q));  // the pad: 0 x inv + 128
+        const __m512i v =
+            _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(in, x + k), vinv)), zp);
+        _mm_mask_storeu_epi8(u + k, out, _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512())));
     }
-    return amax / 127.f;
+    return range / 255.f;
 }
 
 template <int... R>

@@ -18,7 +18,8 @@ struct QTile {
     const std::int8_t* b;   // panel 0 of the tile: [K2][16][2], or [K4][16][4] for quads
     std::int64_t bps;       // bytes between panels
     std::int64_t K2;        // pairs (quads) of k
-    const std::int32_t* csum;  // quads: 128 x the column sums of the weights, from the first column
+    const std::int32_t* csum;  // quads: the column sums of the weights, from the first column
+    const std::int32_t* za;    // quads: the rows' zero points (u8 = q + za[r]), subtracted as za[r] x csum
     const float* sw;        // the first column's scale (16 * P valid entries, padded)
     float* c;
     std::int64_t ldc;
@@ -43,9 +44,11 @@ struct QKernels {
     /// Quantises x [0, K) into q [0, 2 * ceil(K / 2)) (the pad zero); returns the scale.
     float (*quantise)(const float* x, std::int64_t K, std::int16_t* q);
     int mr = kQRows;  // rows of a full tile
-    /// Quads: quantises x [0, K) straight to u8 (q + 128) in u [0, 4 * ceil(K / 4)) (the pad 128);
-    /// returns the scale. Null: `quantise`, then a plain conversion.
-    float (*quantise_u8)(const float* x, std::int64_t K, std::uint8_t* u) = nullptr;
+    /// Quads: quantises x [0, K) straight to u8 in u [0, 4 * ceil(K / 4)) over the row's own
+    /// range, asymmetric: x ~ (u - zero) x scale, with [min(x, 0), max(x, 0)] spread over 0..255
+    /// (twice the levels of the symmetric int8 for a row of one sign, as after a ReLU). Returns
+    /// the scale and sets *zero. Null: `quantise` (symmetric), then u = q + 128, zero 128.
+    float (*quantise_u8)(const float* x, std::int64_t K, std::uint8_t* u, std::int32_t* zero) = nullptr;
     /// Whether the tiles apply QTile's relu and clamp as they store (else the driver runs the
     /// activation on the stored rows).
     bool clamps = false;
