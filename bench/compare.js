@@ -278,7 +278,7 @@ function main() {
         'Errors are against the fp32 reference output. '
       : a.precision === 'int8'
       ? `graft: \`${a.graft} bench --json --check --precision fp32|int8\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx ` +
-        'and on its int8 version (bench/quantize_onnx.py: DynamicQuantizeLinear + MatMulInteger per product, weights per column, as onnxruntime\'s ' +
+        'and on its int8 version (bench/quantize_onnx.py: DynamicQuantizeLinear + MatMulInteger per product and ConvInteger per Conv, weights per column / output channel, as onnxruntime\'s ' +
         'quantize_dynamic writes them). Errors are against the fp32 reference output. '
       : `graft: \`${a.graft} bench --json --check\` on model.h5 and model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
       `Per row ${a.rounds} rounds, each a fresh process per runner in turn; times are the median over rounds of each ` +

@@ -10,7 +10,8 @@ namespace graft {
 /// float rounding. int8 quantises constant weights per output column, and the inputs per row
 /// at run time, multiplies in integers and scales back: Dense / MatMul, the W and R products of
 /// LSTM, GRU and SimpleRNN, and Conv1D / Conv2D whose patches have 32 taps or more (kernel
-/// height x width x input channels; each output pixel's patch is one row). About 1% of the
+/// height x width x input channels; each output pixel's patch is one row), but for the 3x3
+/// ones Winograd runs with 64 output channels or fewer (faster in fp32). About 1% of the
 /// outputs' range in error, for a quarter of the weights' bytes. It is a request: on a CPU
 /// without the instructions that make it faster (AVX2 on x86) the model runs in fp32, and
 /// Model::precision() says which ran. Depthwise, 3-D and transposed convolutions stay fp32.

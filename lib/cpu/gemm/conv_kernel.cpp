@@ -59,13 +59,16 @@ std::unique_ptr<Kernel> make_lowp_kernel(BuildContext& b, const Conv2DParams& p,
 }  // namespace
 
 Precision conv_precision(Precision requested, const Conv2DParams& p) {
-    // Where it pays, measured on ResNet-18, MobileNet v2 and smallcnn (Zen 4): int8 beat
-    // Winograd's fp32 on all but the first 3x3 stage of ResNet-18 (0.87 against 0.77 ms there); bf16's products
-    // cost twice int8's, more than Winograd's saving.
+    // Where it pays, measured on ResNet-18, MobileNet v2 and smallcnn (Zen 4). int8 against
+    // Winograd's fp32: faster from 128 output channels (ResNet-18's 3x3 stages 2-4: 0.66-0.72
+    // against 0.81-0.90 ms), slower at 64, where the patches' copying and quantising weigh more
+    // against the products (stage 1: 0.87 against 0.77 ms; smallcnn's 3x3 32 -> 64 at batch 32).
+    // bf16's products cost twice int8's: Winograd keeps all of its convolutions.
     const std::int64_t K = p.kh * p.kw * p.cin;
     if (K < kQConvMinK) return Precision::fp32;
-    if (requested == Precision::int8 && K <= kQMaxK) return Precision::int8;
-    if (requested == Precision::bf16 && !Winograd::choose(p)) return Precision::bf16;
+    const bool winograd = Winograd::choose(p) != 0;
+    if (requested == Precision::int8 && K <= kQMaxK && !(winograd && p.cout <= 64)) return Precision::int8;
+    if (requested == Precision::bf16 && !winograd) return Precision::bf16;
     return Precision::fp32;
 }
 
