@@ -19,11 +19,13 @@
 #include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
+#include "quant_ref.hpp"
 
 namespace graft_test_bgemm {
 
 using namespace gemm_test;
 using graft::Precision;
+using quant_ref::bf16;
 
 namespace {
 
@@ -32,15 +34,6 @@ struct Shape {
     bool bias, accumulate, residual;
     kern::Act act;
 };
-
-/// x rounded to the nearest bfloat16 (8 significant bits), ties to even, in double arithmetic.
-double bf16(float x) {
-    if (x == 0.f || !std::isfinite(x)) return x;
-    int e;
-    std::frexp(static_cast<double>(x), &e);                     // |x| in [2^(e-1), 2^e)
-    const double ulp = std::ldexp(1.0, e - 8);                  // 8 significant bits
-    return std::nearbyint(static_cast<double>(x) / ulp) * ulp;  // the default mode: ties to even
-}
 
 void check(const Shape& s, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     const i64 lda = s.K + 2, ldw = s.N + 3, ldc = s.N + 1;

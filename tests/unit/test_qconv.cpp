@@ -21,55 +21,27 @@
 #include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
+#include "quant_ref.hpp"
 
 namespace graft_test_qconv {
 
 using namespace gemm_test;
 using graft::Precision;
+using quant_ref::bf16;
 
 namespace {
+
+/// The int8 scheme's values and scale (quant_ref.hpp) as doubles.
+std::vector<double> int8_values(const quant_ref::Quantised& q, double& scale) {
+    scale = q.scale;
+    return std::vector<double>(q.q.begin(), q.q.end());
+}
 
 struct Case {
     i64 n, h, w, cin, kh, kw, cout, sh, sw, dh, dw, pt, pl;
     bool bias, residual;
     kern::Act act;
 };
-
-/// x rounded to the nearest bfloat16, ties to even, in double.
-double bf16(float x) {
-    if (x == 0.f || !std::isfinite(x)) return x;
-    int e;
-    std::frexp(static_cast<double>(x), &e);
-    const double ulp = std::ldexp(1.0, e - 8);
-    return std::nearbyint(static_cast<double>(x) / ulp) * ulp;
-}
-
-/// Symmetric int8 quantisation: q = round(v * 127 / max |v|), scale max |v| / 127.
-std::vector<double> quantise(const std::vector<float>& v, double& scale) {
-    float amax = 0.f;
-    for (float x : v) amax = std::max(amax, std::fabs(x));
-    scale = amax / 127.f;
-    std::vector<double> q(v.size(), 0.0);
-    if (amax > 0.f)
-        for (std::size_t i = 0; i < v.size(); ++i) q[i] = std::nearbyint(v[i] * (127.f / amax));
-    return q;
-}
-
-/// The VNNI quads' rows: [min(v, 0), max(v, 0)] over 0..255, zero point z = round(-min x 255 /
-/// range), q = clamp(round(v x 255 / range) + z, 0, 255) - z, scale range / 255.
-std::vector<double> quantise_asym(const std::vector<float>& v, double& scale) {
-    float hi = 0.f, lo = 0.f;
-    for (float x : v) hi = std::max(hi, x), lo = std::min(lo, x);
-    const float range = hi - lo;
-    scale = range / 255.f;
-    std::vector<double> q(v.size(), 0.0);
-    if (range > 0.f) {
-        const float inv = 255.f / range;
-        const double z = std::nearbyint(-lo * inv);
-        for (std::size_t i = 0; i < v.size(); ++i) q[i] = std::clamp(std::nearbyint(v[i] * inv) + z, 0.0, 255.0) - z;
-    }
-    return q;
-}
 
 void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadPool* pool) {
     graft_rt::Conv2DParams p{t.n, t.h, t.w, t.cin, t.kh, t.kw, t.cout, t.sh, t.sw, t.dh, t.dw, t.pt, t.pl, 0, 0};
@@ -98,7 +70,7 @@ void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadP
         std::vector<float> col(static_cast<std::size_t>(K));
         for (i64 k = 0; k < K; ++k) col[k] = w[k * N + c];
         if (kind == Precision::int8) {
-            wq[c] = quantise(col, sw[c]);
+            wq[c] = int8_values(quant_ref::quantise(col), sw[c]);
         } else {
             for (float v : col) wq[c].push_back(bf16(v));
         }
@@ -117,7 +89,7 @@ void check(const Case& t, Precision kind, std::mt19937& rng, graft::cpu::ThreadP
         double sa = 1.0;
         std::vector<double> a;
         if (kind == Precision::int8) {
-            a = asym ? quantise_asym(patch, sa) : quantise(patch, sa);
+            a = int8_values(asym ? quant_ref::quantise_asym(patch) : quant_ref::quantise(patch), sa);
         } else {
             for (float v : patch) a.push_back(bf16(v));
         }

@@ -20,10 +20,14 @@
 #include "cpu/threadpool.hpp"
 
 #include "isa_support.hpp"
+#include "quant_ref.hpp"
 
 namespace graft_test_qgemm {
 
 using namespace gemm_test;
+using quant_ref::Quantised;
+using quant_ref::quantise;
+using quant_ref::quantise_asym;
 
 namespace {
 
@@ -32,37 +36,6 @@ struct Shape {
     bool bias, accumulate, residual;
     kern::Act act;
 };
-
-/// Symmetric int8 quantisation of v with scale max|v| / 127, as the scheme defines it.
-struct Quantised {
-    std::vector<int> q;
-    float scale;
-};
-Quantised quantise(const std::vector<float>& v) {
-    float amax = 0.f;
-    for (float x : v) amax = std::max(amax, std::fabs(x));
-    Quantised r{std::vector<int>(v.size(), 0), amax / 127.f};
-    if (amax > 0.f)
-        for (std::size_t i = 0; i < v.size(); ++i) r.q[i] = static_cast<int>(std::nearbyint(v[i] * (127.f / amax)));
-    return r;
-}
-
-/// The asymmetric rows of the VNNI quads: [min(v, 0), max(v, 0)] over 0..255, scale range / 255,
-/// zero point z = round(-min x 255 / range), u = round(v x 255 / range) + z saturated to 0..255;
-/// q = u - z.
-Quantised quantise_asym(const std::vector<float>& v) {
-    float hi = 0.f, lo = 0.f;
-    for (float x : v) hi = std::max(hi, x), lo = std::min(lo, x);
-    const float range = hi - lo;
-    Quantised r{std::vector<int>(v.size(), 0), range / 255.f};
-    if (range > 0.f) {
-        const float inv = 255.f / range;
-        const int z = static_cast<int>(std::nearbyint(-lo * inv));
-        for (std::size_t i = 0; i < v.size(); ++i)
-            r.q[i] = std::clamp(static_cast<int>(std::nearbyint(v[i] * inv)) + z, 0, 255) - z;
-    }
-    return r;
-}
 
 /// Whether `view` runs with asymmetric rows on the active ISA (quads under AVX-512 VNNI).
 bool asymmetric(const gg::QMatrix& view) { return view.csum && gg::active_isa() == gg::Isa::avx512; }

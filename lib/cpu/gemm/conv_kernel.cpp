@@ -46,9 +46,7 @@ std::unique_ptr<Kernel> make_lowp_kernel(BuildContext& b, const Conv2DParams& p,
                                          const ConstantVariable& w, Slot x, std::optional<Slot> bias,
                                          std::optional<Slot> residual, Slot y, const ActParams& act) {
     const std::int64_t K = p.kh * p.kw * p.cin, N = p.cout;
-    const std::string tag =
-        std::string("qpack ") + precision_name(lowp) + " " + std::to_string(N) + "x" + std::to_string(K);
-    const QMatrix qw = qview(b.keep_shared(w, tag, [&] { return qpack(w.data().data(), N, K, N, lowp); }), K, N);
+    const QMatrix qw = qview(qpack_shared(b, w, K, N, lowp), K, N);
     const int threads = ThreadPool::hardware_threads();
     const Slot ws = b.workspace(qconv2d_work_floats(p, threads));
     return native::make_kernel([=](const RunContext& c) {

@@ -70,13 +70,13 @@ void gather(const Conv2DParams& p, const float* x, i64 m0, i64 rows, float* out)
 /// What the scratch of one worker holds: the block's patches (none for a pointwise
 /// convolution, whose rows are x's) and qgemm's work for them.
 struct Scratch {
-    i64 rows, patches, qwork;
+    i64 patches, qwork;
     i64 floats() const { return patches + qwork; }
 };
 
 Scratch scratch(const Conv2DParams& p, i64 rows) {
     const i64 K = p.kh * p.kw * p.cin;
-    return {rows, is_pointwise(p) ? 0 : rows * K, static_cast<i64>(qgemm_work_floats(rows, K))};
+    return {is_pointwise(p) ? 0 : rows * K, static_cast<i64>(qgemm_work_floats(rows, K))};
 }
 
 /// The most rows qconv2d multiplies at once: fewer blocks than two per thread.

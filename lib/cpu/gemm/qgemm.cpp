@@ -195,6 +195,12 @@ std::vector<float> qpack(const float* w, i64 ldw, i64 K, i64 N, Precision kind) 
     return out;
 }
 
+const float* qpack_shared(native::BuildContext& b, const ConstantVariable& w, i64 K, i64 N, Precision kind) {
+    const std::string tag =
+        std::string("qpack ") + precision_name(kind) + " " + std::to_string(N) + "x" + std::to_string(K);
+    return b.keep_shared(w, tag, [&] { return qpack(w.data().data(), N, K, N, kind); });
+}
+
 QMatrix qview(const float* block, i64 K, i64 N) {
     Header h;
     std::memcpy(&h, block, sizeof h);

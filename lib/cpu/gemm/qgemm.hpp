@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "cpu/gemm/gemm.hpp"
+#include "graft/backend/native_kernel.hpp"
 #include "graft/precision.hpp"
 
 namespace graft::cpu::gemm {
@@ -61,6 +62,11 @@ std::size_t qpacked_floats(std::int64_t K, std::int64_t N, Precision kind = Prec
 /// stride ldw). `kind` is int8 or bf16.
 std::vector<float> qpack(const float* w, std::int64_t ldw, std::int64_t K, std::int64_t N,
                          Precision kind = Precision::int8);
+/// qpack() of the constant w [K, N] (row stride N), made once per model: the programs of other
+/// batch sizes, and every op reading w, share the block (BuildContext::keep_shared, tagged by
+/// precision and sizes).
+const float* qpack_shared(native::BuildContext& b, const ConstantVariable& w, std::int64_t K, std::int64_t N,
+                          Precision kind);
 /// The view of a block qpack() made for these sizes (std::logic_error if it was not).
 QMatrix qview(const float* block, std::int64_t K, std::int64_t N);
 

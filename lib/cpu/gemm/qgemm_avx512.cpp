@@ -114,8 +114,8 @@ float quantise_u8(const float* x, std::int64_t K, std::uint8_t* u, std::int32_t*
         return range / 255.f;
     }
     const float inv = 255.f / range;
-    const __m512i zp = _mm512_set1_epi32(static_cast<int>(__builtin_nearbyintf(-lo * inv)));
-    *zero = _mm_cvtsi128_si32(_mm512_castsi512_si128(zp));
+    *zero = static_cast<std::int32_t>(__builtin_nearbyintf(-lo * inv));
+    const __m512i zp = _mm512_set1_epi32(*zero);
     const __m512 vinv = _mm512_set1_ps(inv);
     // After packing, dword 4 i + s holds source s's elements 4 i .. 4 i + 3: put them back in order.
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);

@@ -257,9 +257,7 @@ std::unique_ptr<native::Kernel> build_conv_block(native::BuildContext& b, const 
         // The tags make_conv2d_kernel uses: programs of other batch sizes share the packing.
         if (const Precision lowp = cpu::gemm::conv_precision(b.precision(), conv); lowp != Precision::fp32) {
             m.lowp = true;
-            m.q = cpu::gemm::qview(b.keep_shared(w, std::string("qpack ") + precision_name(lowp) + " " + dims,
-                                                 [&] { return cpu::gemm::qpack(w.data().data(), N, K, N, lowp); }),
-                                   K, N);
+            m.q = cpu::gemm::qview(cpu::gemm::qpack_shared(b, w, K, N, lowp), K, N);
             return m;
         }
         m.fp.data = b.keep_shared(w, "pack_b " + dims, [&] { return cpu::gemm::pack_b(w.data().data(), N, K, N); });

@@ -117,10 +117,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     if (w.is_constant() && (lowp == Precision::bf16 || (lowp == Precision::int8 && K <= cpu::gemm::kQMaxK))) {
         // int8 or bf16 (cpu/gemm/qgemm.hpp): the weights quantised once, the rows at every run.
         const auto& cw = static_cast<const ConstantVariable&>(w);
-        const auto qw = cpu::gemm::qview(
-            b.keep_shared(cw, std::string("qpack ") + precision_name(lowp) + " " + std::to_string(N) + "x" + std::to_string(K),
-                          [&] { return cpu::gemm::qpack(cw.data().data(), N, K, N, lowp); }),
-            K, N);
+        const auto qw = cpu::gemm::qview(cpu::gemm::qpack_shared(b, cw, K, N, lowp), K, N);
         const auto work = b.workspace(cpu::gemm::qgemm_work_floats(M, K));
         return native::make_kernel([=](const native::RunContext& c) {
             cpu::gemm::Epilogue e;

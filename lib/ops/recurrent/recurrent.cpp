@@ -136,10 +136,9 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
                        (lowp == Precision::int8 && p.i <= cpu::gemm::kQMaxK && p.u <= cpu::gemm::kQMaxK));
     if (quantised) {
         const i64 gu = a.gates * p.u;
-        const std::string key = std::string("qpack ") + precision_name(lowp) + " " + dims;
-        prep.w_q = b.keep_shared(cst(wv), key, [&] { return cpu::gemm::qpack(data(wv), gu, p.i, gu, lowp); });
+        prep.w_q = cpu::gemm::qpack_shared(b, cst(wv), p.i, gu, lowp);
         if (!split && rv.is_constant()) {
-            prep.r_q = b.keep_shared(cst(rv), key, [&] { return cpu::gemm::qpack(data(rv), gu, p.u, gu, lowp); });
+            prep.r_q = cpu::gemm::qpack_shared(b, cst(rv), p.u, gu, lowp);
             return prep;
         }
     }
