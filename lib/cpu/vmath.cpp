@@ -14,7 +14,7 @@ struct Table {
     void (*gelu)(const float*, float*, std::int64_t);
     void (*lstm_cell)(const float*, float*, float*, std::int64_t);
     void (*gru_blend)(const float*, const float*, float*, std::int64_t);
-    void (*softmax_rows)(const float*, float*, std::int64_t, std::int64_t);
+    void (*softmax_rows)(const float*, float*, std::int64_t, std::int64_t, float);
     void (*layer_norm_rows)(const float*, const float*, const float*, float*, std::int64_t, std::int64_t, float);
 };
 
@@ -104,8 +104,8 @@ void lstm_cell(const float* z, float* c, float* h, std::int64_t u) {
 void gru_blend(const float* zg, const float* hh, float* h, std::int64_t u) {
     if (u > 0) table().gru_blend(zg, hh, h, u);
 }
-void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len) {
-    if (rows > 0 && len > 0) table().softmax_rows(x, y, rows, len);
+void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len, float scale) {
+    if (rows > 0 && len > 0) table().softmax_rows(x, y, rows, len, scale);
 }
 void layer_norm_rows(const float* x, const float* gamma, const float* beta, float* y, std::int64_t rows, std::int64_t k,
                      float eps) {

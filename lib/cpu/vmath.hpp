@@ -27,9 +27,9 @@ void gelu(const float* x, float* y, std::int64_t n);
 /// (1 + tanh(x/2)) / 2 here (cheaper; absolute error a few 1e-8, all a gate needs).
 void lstm_cell(const float* z, float* c, float* h, std::int64_t u);
 
-/// Softmax over each of `rows` contiguous rows of `len` (x and y may alias): exp as sigmoid's,
-/// relative error a few ulp; NaN and infinities as graft_rt::softmax.
-void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len);
+/// Softmax of `scale` times each of `rows` contiguous rows of `len` (x and y may alias): exp as
+/// sigmoid's, relative error a few ulp; NaN and infinities as graft_rt::softmax.
+void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t len, float scale = 1.f);
 
 /// Layer normalization of `rows` rows of k: (x - mean) / sqrt(var + eps) * gamma + beta (gamma,
 /// beta [k] or null; x and y may alias). Mean and variance in float, two passes over V::W partial

@@ -102,7 +102,15 @@ public:
             return it == slots_.end() ? nullptr : it->second.known.get();
         });
         report_.layers = nodes.nodes.size();
-        for (std::size_t k = 0; k < nodes.nodes.size(); ++k) convert_node(*nodes.nodes[k], static_cast<int>(k));
+        for (std::size_t k = 0; k < nodes.nodes.size(); ++k) {
+            const auto* node = nodes.nodes[k];
+            auto fb = nodes.fallback.find(node);
+            if (fb == nodes.fallback.end()) {
+                convert_node(*node, static_cast<int>(k));
+            } else if (!convert_node(*node, static_cast<int>(k), true)) {
+                for (const auto* original : fb->second) convert_node(*original, static_cast<int>(k));
+            }
+        }
         if (!report_.findings.empty()) return;
         add_outputs();
     }
@@ -204,10 +212,12 @@ private:
         return out;
     }
 
-    void convert_node(const ::onnx::NodeProto& node, int index) {
+    /// Converts `node`; false, changing nothing, when it is a fused node (`may_decline`) whose
+    /// converter declines (NodeContext::decline).
+    bool convert_node(const ::onnx::NodeProto& node, int index, bool may_decline = false) {
         const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
         const std::string key = converter_key(node.domain(), node.op_type());
-        const std::int64_t opset = file_.opset(node.domain(), name);
+        const std::int64_t opset = may_decline ? 1 : file_.opset(node.domain(), name);
         const std::string cls = key + " (opset " + std::to_string(opset) + ")";
         bool blocked = false;
         std::vector<Slot*> ins;
@@ -235,7 +245,12 @@ private:
         } else {
             NodeContext ctx(file_, node, name, opset, std::move(ins), g_, registry_, batch_);
             try {
-                (*fn)(ctx);
+                try {
+                    (*fn)(ctx);
+                } catch (const NodeContext::Declined&) {
+                    if (!may_decline) throw FormatError(ctx.where() + ": declined, but it is not a fused node");
+                    return false;
+                }
                 auto outs = ctx.take_outputs();
                 for (std::size_t k = 0; k < outs.size(); ++k) {
                     const std::string& out = node.output(static_cast<int>(k));
@@ -253,6 +268,7 @@ private:
         }
         if (!ok)
             for (const auto& out : node.output()) poisoned_.insert(out);
+        return true;
     }
 
     void add_outputs() {

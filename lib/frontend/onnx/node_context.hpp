@@ -90,6 +90,11 @@ public:
     /// comes from model inputs, graft::load compiles the model per value of those. The node's
     /// other inputs past the first that are not known are remembered too (its other parameters).
     [[noreturn]] void fail_needs_value(std::size_t i, const std::string& message) const;
+    /// What decline() throws.
+    struct Declined {};
+    /// A fused node's converter (patterns.hpp) finds the node is not what its pattern looked
+    /// like: the converter converts the nodes it replaced instead. Throw before adding any op.
+    [[noreturn]] static void decline() { throw Declined{}; }
     /// The names of the inputs fail_needs_value reported.
     const std::vector<std::string>& needed_values() const noexcept { return needed_; }
     /// The slots of the outputs, moved out; FormatError if the converter set none of them.

@@ -1,5 +1,6 @@
 #include "frontend/onnx/patterns.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -46,6 +47,7 @@ public:
             else if (op == "Erf") gelu(k);
             else if (op == "Sigmoid") times_x(k, "Swish");
             else if (op == "HardSigmoid") hard_swish(k);
+            else if (op == "Softmax") self_attention(k);
         }
         for (int k = 0; k < graph_.node_size(); ++k) {
             auto it = made_at_.find(k);
@@ -83,7 +85,13 @@ private:
     }
 
     /// The value of an initializer or of a Constant node's output, or nullptr.
-    const HostTensor* constant(const std::string& value) {
+    const HostTensor* constant(const std::string& name) {
+        std::string value = name;  // through Identity nodes (torch's shared weights), a few at most
+        for (int hop = 0; hop < 8; ++hop) {
+            const Node* id = producer(value, "Identity");
+            if (!id || id->input_size() != 1) break;
+            value = id->input(0);
+        }
         if (const HostTensor* t = initializer_(value)) return t;
         auto cached = constants_.find(value);
         if (cached != constants_.end()) return &cached->second;
@@ -264,6 +272,138 @@ private:
         const auto* alpha = attribute(hs, "alpha");  // defaults 0.2 and 0.5
         const auto* beta = attribute(hs, "beta");
         if (alpha && near(alpha->f(), 1.0 / 6.0) && (!beta || near(beta->f(), 0.5))) times_x(k, "HardSwish");
+    }
+
+    /// A Transpose with exactly this perm attribute.
+    static bool perm_is(const Node* t, std::initializer_list<std::int64_t> want) {
+        const auto* perm = t ? attribute(*t, "perm") : nullptr;
+        return perm && std::equal(perm->ints().begin(), perm->ints().end(), want.begin(), want.end());
+    }
+
+    /// heads = Transpose(Reshape(Slice(qkv, ...), shape), perm): the Slice, or null.
+    const Node* head_split(const std::string& value, std::initializer_list<std::int64_t> perm, std::vector<const Node*>& chain) {
+        const Node* t = producer(value, "Transpose");
+        if (!perm_is(t, perm)) return nullptr;
+        const Node* r = producer(t->input(0), "Reshape");
+        if (!r || r->input_size() != 2) return nullptr;
+        const Node* slice = producer(r->input(0), "Slice");
+        if (!slice || slice->input_size() < 3) return nullptr;  // Slice-1 (attributes) is not torch's
+        chain.push_back(r);
+        chain.push_back(t);
+        return slice;
+    }
+
+    /// A constant float input (an initializer or a Constant's output).
+    bool is_float_constant(const std::string& value) {
+        const HostTensor* t = value.empty() ? nullptr : constant(value);
+        return t && t->is_float();
+    }
+
+    /// Gemm with constant B and C, alpha and beta 1.
+    bool plain_gemm(const Node* g) {
+        if (!g || g->input_size() != 3 || !is_float_constant(g->input(1)) || !is_float_constant(g->input(2))) return false;
+        for (const char* a : {"alpha", "beta"})
+            if (const auto* v = attribute(*g, a); v && v->f() != 1.f) return false;
+        return !attribute(*g, "transA") || attribute(*g, "transA")->i() == 0;
+    }
+
+    /// PyTorch's self-attention at Softmax node k (patterns.hpp): y = Reshape(Transpose(
+    /// MatMul(Softmax(MatMul(scale(Q), K)), V), [1, 0, 2]), shape) with Q, K, V the heads of three
+    /// Slices of one projection, [T, B*H, dh] transposed by [1, 0, 2] (Q, V) and [1, 2, 0] (K).
+    /// With batch_first, the projection is Add(b, MatMul(Transpose(x, [1, 0, 2]), W)) and the
+    /// result goes through Gemm (out_proj), Reshape and Transpose([1, 0, 2]) back: then the whole
+    /// block from x is one node (BatchFirstSelfAttention), whose graph keeps x's layout.
+    void self_attention(int k) {
+        const Node& sm = graph_.node(k);
+        if (const auto* axis = attribute(sm, "axis")) {
+            if (axis->i() != -1 && axis->i() != 2) return;
+        } else if (file_.opset(sm.domain(), sm.name()) < 13) {
+            return;  // the default axis 1 before opset 13
+        }
+        const Node* scores = producer(sm.input(0), "MatMul");
+        const Node* mix = sole_reader(sm.output(0), "MatMul");
+        if (!scores || !mix || mix->input(0) != sm.output(0) || !sole_reader(scores->output(0), "Softmax")) return;
+        std::vector<const Node*> chain;
+        std::string qh = scores->input(0), scale, scale_op;
+        for (const char* op : {"Div", "Mul"})
+            if (const Node* n = producer(qh, op); n && scale_op.empty()) {
+                const HostTensor* c = constant(n->input(1));
+                if (!c || !c->is_float() || c->numel() != 1) return;
+                chain.push_back(n);
+                scale = n->input(1), scale_op = op, qh = n->input(0);
+            }
+        const Node* q = head_split(qh, {1, 0, 2}, chain);
+        const Node* kk = head_split(scores->input(1), {1, 2, 0}, chain);
+        const Node* v = head_split(mix->input(1), {1, 0, 2}, chain);
+        if (!q || !kk || !v || q->input(0) != kk->input(0) || q->input(0) != v->input(0)) return;
+        const Node* back = sole_reader(mix->output(0), "Transpose");
+        const Node* out = back ? sole_reader(back->output(0), "Reshape") : nullptr;
+        if (!perm_is(back, {1, 0, 2}) || !out || out->input_size() != 2) return;
+        for (const Node* n : {scores, &sm, mix, back, out}) chain.push_back(n);
+        std::vector<std::string> core;  // the inputs both forms check
+        for (const Node* s : {q, kk, v})
+            for (int i = 1; i <= 4; ++i) core.push_back(i < s->input_size() ? s->input(i) : "");
+        for (const Node* n : chain)
+            if (n->op_type() == "Reshape") core.push_back(n->input(1));  // q, k, v's, then the result's
+        core.push_back(scale);
+
+        // batch_first: the projection from x and the way back
+        const std::string& qkv = q->input(0);
+        const Node* add = producer(qkv, "Add");
+        const Node* mm = add ? producer(add->input(0), "MatMul") : nullptr;
+        if (add && !mm) mm = producer(add->input(1), "MatMul");
+        const Node* in = mm ? producer(mm->input(0), "Transpose") : nullptr;
+        const Node* gemm = sole_reader(out->output(0), "Gemm");
+        const Node* r4 = nullptr;
+        if (gemm)
+            for (int r : readers_[gemm->output(0)])
+                if (graph_.node(r).op_type() == "Reshape" && graph_.node(r).input(0) == gemm->output(0)) r4 = &graph_.node(r);
+        const Node* last = r4 ? sole_reader(r4->output(0), "Transpose") : nullptr;
+        const bool batch_first = perm_is(in, {1, 0, 2}) && is_float_constant(mm->input(1)) &&
+                                 is_float_constant(other(*add, mm->output(0))) && plain_gemm(gemm) && r4 &&
+                                 r4->input_size() == 2 && perm_is(last, {1, 0, 2});
+        std::vector<std::string> inputs;
+        if (batch_first) {
+            for (const Node* n : {in, mm, add, gemm, r4, last}) chain.push_back(n);
+            inputs = {in->input(0), mm->input(1), other(*add, mm->output(0))};
+            inputs.insert(inputs.end(), core.begin(), core.end());
+            inputs.insert(inputs.end(), {gemm->input(1), gemm->input(2), r4->input(1)});
+        } else {
+            inputs = {qkv};
+            inputs.insert(inputs.end(), core.begin(), core.end());
+            last = out;
+        }
+        // Only what the result alone reads goes: the rest (torch's Shape of a Slice, say) stays
+        // and converts as usual; what of it nothing reads then, the optimizer drops.
+        std::sort(chain.begin(), chain.end(), [this](const Node* a, const Node* b) { return index(*a) < index(*b); });
+        chain.erase(std::unique(chain.begin(), chain.end()), chain.end());  // k and v may share a Reshape
+        std::set<int> gone{index(*last)};
+        std::vector<const Node*> removed{last};
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            if (*it == last) continue;
+            bool only_inside = true;
+            for (const auto& o : (*it)->output()) {
+                if (outputs_.count(o)) only_inside = false;
+                for (int r : readers_[o]) only_inside = only_inside && gone.count(r);
+            }
+            if (!only_inside) continue;
+            gone.insert(index(**it));
+            removed.push_back(*it);
+        }
+        std::reverse(removed.begin(), removed.end());
+        Node& made = replace(removed, batch_first ? "BatchFirstSelfAttention" : "PackedSelfAttention", std::move(inputs));
+        made.set_domain(kFusedDomain);
+        auto* div = made.add_attribute();
+        div->set_name("scale_divides");
+        div->set_type(::onnx::AttributeProto::INT);
+        div->set_i(scale_op == "Div" ? 1 : 0);
+        if (batch_first) {
+            auto* tb = made.add_attribute();
+            tb->set_name("trans_out");
+            tb->set_type(::onnx::AttributeProto::INT);
+            tb->set_i(attribute(*gemm, "transB") ? attribute(*gemm, "transB")->i() : 0);
+        }
+        out_.fallback[&made] = removed;
     }
 
     const ModelFile& file_;

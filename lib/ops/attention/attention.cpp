@@ -22,6 +22,7 @@ AttentionAttrs AttentionAttrs::parse(const Operator& op) {
     a.score = score == "dot" ? graft_rt::AttentionScore::dot : graft_rt::AttentionScore::tanh;
     a.scale = static_cast<float>(op.attr<double>("scale"));
     a.causal = op.attr_or<bool>("causal", false);
+    a.packed = op.attr_or<bool>("packed", false);
     return a;
 }
 
@@ -32,12 +33,14 @@ graft_rt::AttentionParams AttentionAttrs::params(const Operator& op) const {
     for (const Variable* t : {&q, &k, &v}) expect_axes(op, *t, OrderNTC, "input");
     graft_rt::AttentionParams p;
     p.heads = heads;
-    const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C);
+    const std::int64_t qc = q.size(Axis::C), vc = v.size(Axis::C), parts = packed ? 3 : 1;
     p.b = q.size(Axis::N), p.tq = q.size(Axis::T), p.tv = k.size(Axis::T);
-    if (qc % p.heads || vc % p.heads)
+    if (qc % (parts * p.heads) || vc % (parts * p.heads))
         shape_fail(op, "features of " + q.describe() + " and " + v.describe() + " must split into " +
-                           std::to_string(p.heads) + " heads");
-    p.dk = qc / p.heads, p.dv = vc / p.heads;
+                           (packed ? "3 x " : "") + std::to_string(p.heads) + " heads");
+    p.dk = qc / (parts * p.heads), p.dv = vc / (parts * p.heads);
+    if (packed && vc != qc)
+        shape_fail(op, "packed value " + v.describe() + " and query " + q.describe() + " differ in features");
     if (k.size(Axis::C) != qc)
         shape_fail(op, "key " + k.describe() + " and query " + q.describe() + " differ in features");
     if (v.size(Axis::T) != p.tv)
@@ -48,6 +51,7 @@ graft_rt::AttentionParams AttentionAttrs::params(const Operator& op) const {
     p.score = score;
     p.scale = scale;
     p.causal = causal;
+    p.packed = packed;
     if (auto* a = op.input_or_null("a"); a && a->numel() != p.dk)
         shape_fail(op, "score weights " + a->describe() + " should hold " + std::to_string(p.dk) + " values");
     if (auto* m = op.input_or_null("vmask")) {
@@ -93,7 +97,8 @@ void emit_attention(cpp::EmitContext& ctx) {
                       {"score", p.score == graft_rt::AttentionScore::tanh ? "graft_rt::AttentionScore::tanh"
                                                                           : "graft_rt::AttentionScore::dot"},
                       {"scale", cpp::lit(p.scale)},
-                      {"causal", cpp::lit(p.causal)}});
+                      {"causal", cpp::lit(p.causal)},
+                      {"packed", cpp::lit(p.packed)}});
     ctx.line("graft_rt::attention({}, {}, {}, {}, {}, {}, p, {});", ctx.input("q"), ctx.input("k"), ctx.input("v"),
              cpp::input_or_null(ctx, "a"), cpp::input_or_null(ctx, "vmask"), ctx.output("y"), work);
 }
@@ -103,7 +108,7 @@ void emit_attention(cpp::EmitContext& ctx) {
 void register_attention(Registry& r) {
     OpDef(kAttention, {"q", "k", "v", "a?", "vmask?"}, infer_attention,
           "multi-head attention core over q, k, v [batch, time, heads*features]; attrs heads, score dot|tanh, scale, "
-          "causal")
+          "causal, packed (q, k, v each hold queries, keys and values side by side)")
         .required_order([](const Operator&, const std::string& input) -> std::optional<Order> {
             if (input == "a") return std::nullopt;
             return input == "vmask" ? OrderNT : OrderNTC;

@@ -1,7 +1,9 @@
 // The attention family: Attention, the core of Keras Attention / AdditiveAttention /
 // MultiHeadAttention.
 //   Attention   q, k, v with axes N, T, C (laid out NTC), a? (tanh score weights [DK]),
-//               vmask? NT [N, Tv]; attrs heads, score ("dot" | "tanh"), scale, causal;
+//               vmask? NT [N, Tv]; attrs heads, score ("dot" | "tanh"), scale, causal,
+//               packed (q, k and v each [N, T, 3*heads*D]: the op reads the queries, keys and
+//               values from their first, second and last thirds; PyTorch's fused projection);
 //               y NTC [N, Tq, heads*DV]. Kernel: graft_rt/attention.hpp.
 #pragma once
 
@@ -17,6 +19,7 @@ struct AttentionAttrs {
     graft_rt::AttentionScore score;
     float scale;
     bool causal;
+    bool packed;
 
     /// ShapeError for heads < 1, UnsupportedError for a score other than dot or tanh.
     static AttentionAttrs parse(const Operator& op);

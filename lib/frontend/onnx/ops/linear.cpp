@@ -18,7 +18,8 @@ std::vector<float> transposed(const std::vector<float>& m, std::int64_t rows, st
     return t;
 }
 
-/// y = x . w (+ b) over x's last logical axis; w [K, N] row-major.
+}  // namespace
+
 Value linear(NodeContext& ctx, const Value& x, std::vector<float> w, std::int64_t K, std::int64_t N, std::vector<float> bias) {
     const Axis ax = x.logical[x.logical.ndim() - 1];
     if (x.var->size(ax) != K)
@@ -29,6 +30,8 @@ Value linear(NodeContext& ctx, const Value& x, std::vector<float> w, std::int64_
     a.set("axis", ax);
     return emit(ctx, ops::kLinear, std::move(ins), std::move(a), x.logical);
 }
+
+namespace {
 
 void gemm(NodeContext& ctx) {
     expect_inputs(ctx, 2, 3);

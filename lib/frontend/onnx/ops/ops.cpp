@@ -105,6 +105,7 @@ void register_converters(Registry& r) {
     register_resize(r);
     register_axis_ops(r);
     register_einsum(r);
+    register_fused(r);
 }
 
 }  // namespace graft::onnx

@@ -56,6 +56,15 @@ Value expand_to(NodeContext& ctx, const Value& x, const std::vector<SymInt>& xdi
 Value activation(NodeContext& ctx, const Value& x, const std::string& fn, double alpha = 0, double max_value = -1,
                  double threshold = 0, const std::string& suffix = "");
 
+/// ONNX Reshape's target for an input of dimensions `in`: 0 copies the input's dimension (unless
+/// allowzero), one -1 is inferred. Entries may depend on the batch size N (shape arithmetic on a
+/// dynamic batch); at most one of the result's may, which is kDynamic for graft's Reshape (solved
+/// from the element count per batch size). ShapeError / UnsupportedError otherwise (shape.cpp).
+Shape reshape_target(NodeContext& ctx, const std::vector<SymInt>& in, std::vector<SymInt> t, bool allowzero);
+
+/// y = x . w (+ bias) over x's last logical axis: graft's Linear, w [K, N] row-major (linear.cpp).
+Value linear(NodeContext& ctx, const Value& x, std::vector<float> w, std::int64_t K, std::int64_t N, std::vector<float> bias);
+
 /// graft's BatchMatMul of x3 [B, M, K] and y3 [B, K, N] (logical NCT both) as [B, M, N] (NCT).
 Value batch_matmul(NodeContext& ctx, const Value& x3, const Value& y3, const std::string& suffix = "");
 
@@ -76,6 +85,7 @@ void register_recurrent(Registry& r);      // recurrent.cpp: RNN, GRU, LSTM
 void register_resize(Registry& r);         // resize.cpp: Resize, Upsample
 void register_axis_ops(Registry& r);       // axis_ops.cpp: TopK, CumSum, OneHot
 void register_einsum(Registry& r);         // einsum.cpp: Einsum
+void register_fused(Registry& r);          // fused.cpp: graft.fused:PackedSelfAttention (patterns.hpp)
 
 /// Every ONNX converter graft ships.
 void register_converters(Registry& r);

@@ -58,10 +58,8 @@ std::string dims_str(const std::vector<SymInt>& dims) {
     return s + "]";
 }
 
-/// ONNX Reshape's target for an input of dimensions `in`: 0 copies the input's dimension (unless
-/// allowzero), one -1 is inferred. Entries may depend on the batch size N (shape arithmetic on a
-/// dynamic batch); at most one of the result's may, which is kDynamic for graft's Reshape (solved
-/// from the element count per batch size).
+}  // namespace
+
 Shape reshape_target(NodeContext& ctx, const std::vector<SymInt>& in, std::vector<SymInt> t, bool allowzero) {
     for (std::size_t i = 0; i < t.size(); ++i)
         if (t[i] == SymInt{0, 0} && !allowzero) {
@@ -97,6 +95,8 @@ Shape reshape_target(NodeContext& ctx, const std::vector<SymInt>& in, std::vecto
     }
     return out;
 }
+
+namespace {
 
 void reshape_op(NodeContext& ctx) {
     if (ctx.opset() < 5) ctx.fail_unsupported("Reshape-1 (shape as an attribute)");
