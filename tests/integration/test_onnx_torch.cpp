@@ -1,7 +1,8 @@
 // PyTorch-exported models through the ONNX frontend, with torch's forward pass as the reference
 // (tests/fixtures/onnx/make_torch.py writes the files: small ResNet, MobileNet v2 / v3,
-// SqueezeNet, ShuffleNet v2, EfficientNet, RegNet, ViT and UNet built from torchvision's blocks,
-// and a model of shape patterns (Split, Tile, Expand, Resize), each exported at opsets 13 and 17
+// SqueezeNet, ShuffleNet v2, EfficientNet, RegNet, ViT (batch or sequence first) and UNet built
+// from torchvision's blocks, a model of shape patterns (Split, Tile, Expand, Resize) and
+// self-attention written out op by op, each exported at opsets 13 and 17
 // with a static and with a dynamic batch). Every file of tests/fixtures/onnx/torch/manifest.json
 // runs at each of its batch sizes; three (convolutions, shape arithmetic on the batch, attention)
 // also after a descriptor round trip; the models with inverted-residual blocks also with every
