@@ -140,4 +140,17 @@ TEST_CASE("batch slices: the cost model slices memory-bound batches only", "[bat
     }
 }
 
+TEST_CASE("batch slices: a Linear's FLOPs count its features axis, whatever its name", "[batch_slice]") {
+    // An ONNX [N, T, features] value is named N, C, T by position: C holds the 64 tokens.
+    Net n;
+    auto* x = n.input("x", OrderNCT, {1, 64, 256});
+    auto* h = n.y(n.op("Linear", "dense", {{"x", x}, {"w", n.constant("w", OrderCN, {256, 1024})}},
+                       attrs({{"axis", std::string("T")}})));
+    n.output(h);
+    const auto c = native::sample_costs(n.g);
+    REQUIRE(c.ops.size() == 1);
+    CHECK(c.ops[0].flops == Approx(2.0 * 64 * 256 * 1024));
+    CHECK(c.weight_bytes == Approx(4.0 * 256 * 1024));
+}
+
 }  // namespace graft_test_batch_slices

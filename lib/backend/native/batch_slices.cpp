@@ -1,6 +1,7 @@
 #include "backend/native/batch_slices.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -126,7 +127,12 @@ SampleCosts sample_costs(const Graph& g) {
         if (!op->outputs().empty()) {
             const Variable& out = *op->outputs().front().second;
             const double elems = static_cast<double>(out.numel());
-            const auto channel = out.order().find(Axis::C);
+            // The axis the weight maps to: a Linear's `axis` (an ONNX [N, T, features] value
+            // names its positions N, C, T, so C is not its features), else C, else the last.
+            std::optional<std::size_t> channel = out.order().find(Axis::C);
+            if (op->type() == ops::kLinear && op->attrs().has("axis"))
+                if (const auto* a = std::get_if<std::string>(&op->attrs().all().at("axis")))
+                    if (const auto at = out.order().find(Axis(*a))) channel = at;
             const double cout = static_cast<double>(channel      ? out.shape()[*channel]
                                                     : out.ndim() ? out.shape().back()
                                                                  : 1);
