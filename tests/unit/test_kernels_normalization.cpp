@@ -292,4 +292,42 @@ TEST_CASE("attention_dot: the GEMM path against the loops, on a pool", "[kernels
     for (float e : y) CHECK(e == 0.f);
 }
 
+TEST_CASE("attention: packed q, k and v (PyTorch's in_proj) read in place, loops and GEMM path", "[kernels][attention]") {
+    graft::cpu::ThreadPool pool(3);
+    struct Case {
+        AttentionParams p;
+        bool vmask;
+    };
+    const Case cases[] = {
+        {{2, 5, 5, 2, 4, 4, Score::dot, 0.5f, false}, false},
+        {{2, 37, 37, 3, 8, 8, Score::dot, 0.3f, true}, true},  // keys past a panel of 16, causal, masked
+        {{3, 64, 64, 4, 16, 16, Score::dot, 0.25f, false}, false},
+    };
+    for (const auto& c : cases) {
+        AttentionParams p = c.p;
+        INFO("b " << p.b << " t " << p.tq << " heads " << p.heads << " d " << p.dk << " causal " << p.causal);
+        const i64 D = p.heads * p.dk, rows = p.b * p.tq;
+        const auto qkv = randv(rows * 3 * D);
+        fvec q, k, v;  // the three thirds of each row, apart, for the reference
+        for (i64 r = 0; r < rows; ++r)
+            for (fvec* part : {&q, &k, &v}) {
+                const auto third = static_cast<i64>(part == &q ? 0 : part == &k ? 1 : 2);
+                part->insert(part->end(), qkv.begin() + r * 3 * D + third * D, qkv.begin() + r * 3 * D + (third + 1) * D);
+            }
+        fvec vm(static_cast<std::size_t>(p.b * p.tv), 1.f);
+        vm[2] = 0.f;
+        const float* mp = c.vmask ? vm.data() : nullptr;
+        const dvec want = attention_ref(q, k, v, nullptr, mp, p);
+        p.packed = true;
+        fvec y(static_cast<std::size_t>(rows * D), -5.f), work(static_cast<std::size_t>(p.tv));
+        graft_rt::attention(qkv.data(), qkv.data(), qkv.data(), nullptr, mp, y.data(), p, work.data());
+        close(y, want);
+        for (int max_tasks : {1, 3}) {
+            fvec yd(y.size(), -5.f), wd(static_cast<std::size_t>(max_tasks * graft::cpu::attention_dot_floats(p)));
+            graft::cpu::attention_dot(qkv.data(), qkv.data(), qkv.data(), mp, yd.data(), p, wd.data(), max_tasks, &pool);
+            close(yd, want);
+        }
+    }
+}
+
 }  // namespace graft_test_kernels_normalization

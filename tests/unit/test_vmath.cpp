@@ -199,6 +199,23 @@ TEST_CASE("vmath: softmax rows within a few ulp of double precision (and the flo
                 }
             }
             CHECK(y[rows * len] == -7.f);
+            // A scale folded in (attention's 1/sqrt(d)) and a negative one: softmax(s x).
+            for (float sc : {0.125f, -0.5f}) {
+                std::vector<float> ys(x.size(), -7.f);
+                vm::softmax_rows(x.data(), ys.data(), rows, len, sc);
+                for (i64 r = 0; r < rows; ++r) {
+                    double mx = -1e300, sum = 0;
+                    for (i64 l = 0; l < len; ++l) mx = std::max(mx, double(sc) * x[r * len + l]);
+                    for (i64 l = 0; l < len; ++l) sum += std::exp(double(sc) * x[r * len + l] - mx);
+                    for (i64 l = 0; l < len; ++l) {
+                        const double want = std::exp(double(sc) * x[r * len + l] - mx) / sum;
+                        const double arg = std::fabs(double(sc) * x[r * len + l] - mx);
+                        INFO("scale " << sc << " len " << len << " row " << r << " at " << l);
+                        CHECK(std::fabs(ys[r * len + l] - want) <= (8 + arg) * std::numeric_limits<float>::epsilon() * want + 1e-37);
+                    }
+                }
+                CHECK(ys[rows * len] == -7.f);
+            }
             std::vector<float> inplace = x;  // aliasing: y == x
             vm::softmax_rows(inplace.data(), inplace.data(), rows, len);
             for (i64 i = 0; i < rows * len; ++i) CHECK(inplace[i] == y[i]);
