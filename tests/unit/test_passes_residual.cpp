@@ -1,5 +1,5 @@
-// Rule fuse_residual: Add(conv(x), r) becomes conv(x, r = r), with the activation after the Add
-// then fused too; values before and after agree on the native backend within 1e-5, the rule
+// Rule fuse_residual: Add(conv(x), r) becomes conv(x, r = r) (a Linear's too), with the
+// activation after the Add then fused too; values before and after agree on the native backend within 1e-5, the rule
 // fires on ResNet-style blocks and not where the conv's plain output is still needed.
 #include <catch2/catch.hpp>
 
@@ -105,6 +105,24 @@ TEST_CASE("passes: fuse_residual with the conv first, two convs, and computed we
         n.output(n.y(relu(n, n.y(merge(n, "add", {c, x}, "add")), "relu")));
         CHECK(apply_checked(n, {"fuse_residual", "fuse_activation"}) == 2);
         CHECK(find(n, "c")->input_or_null("r") == x);
+    }
+}
+
+TEST_CASE("passes: fuse_residual moves a transformer's residual Add into the Linear before it", "[passes]") {
+    // x [N, T, C] -> Linear (the feed-forward's second layer) -> Add(x) -> ReLU; and one row, NC.
+    for (bool rows : {true, false}) {
+        INFO((rows ? "NTC" : "NC"));
+        Net n;
+        auto* x = rows ? n.input("x", OrderNTC, {kDynamic, 5, 6}) : n.input("x", OrderNC, {kDynamic, 6});
+        Attributes a;
+        a.set("axis", "C");
+        auto* d = n.op("Linear", "ff2", {{"x", x}, {"w", n.constant("w", OrderCN, {6, 6})}, {"b", n.constant("b", OrderC, {6})}},
+                       std::move(a));
+        n.output(n.y(relu(n, n.y(merge(n, "add", {x, n.y(d)}, "add")), "relu")));
+        CHECK(apply_checked(n, {"fuse_residual", "fuse_activation"}) == 2);
+        CHECK(n.count("Merge") == 0);
+        CHECK(find(n, "ff2")->input_or_null("r") == x);
+        CHECK(find(n, "ff2")->attr<std::string>("activation") == "relu");
     }
 }
 

@@ -91,11 +91,13 @@ Outputs infer_linear(const Operator& op) {
     Order out = x.order().with_last(a.axis);
     Shape shape = x.shape_in(out);
     shape.back() = units;
+    if (const Variable* r = op.input_or_null("r"); r && (r->order() != out || r->shape() != shape))
+        shape_fail(op, "residual " + r->describe() + " should have the output's order and shape");
     return {{"y", {out, shape}}};
 }
 
 std::optional<Order> order_linear(const Operator& op, const std::string& input) {
-    if (input == "x") return op.input("x")->order().with_last(LinearAttrs::parse(op).axis);
+    if (input == "x" || input == "r") return op.input("x")->order().with_last(LinearAttrs::parse(op).axis);
     if (input == "w") return OrderCN;
     return OrderC;
 }
@@ -108,7 +110,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     const Variable& w = *op.input("w");
     auto act = act_params(op, a.activation);
     auto x = b.in("x"), wt = b.in("w"), y = b.out("y");
-    const auto bias = optional_in(b, "b");
+    const auto bias = optional_in(b, "b"), res = optional_in(b, "r");  // r: added before the activation
     // Constant weights are packed once, here: for a single row into the matrix-vector layout
     // (gemv.hpp), else into the GEMM micro-kernels' panel layout.
     cpu::gemm::BMatrix packed;
@@ -122,6 +124,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
         return native::make_kernel([=](const native::RunContext& c) {
             cpu::gemm::Epilogue e;
             e.bias = at_or_null(c, bias);
+            e.residual = at_or_null(c, res), e.ldr = N;
             e.act = &act;
             cpu::gemm::qgemm(M, N, K, c.at(x), K, qw, c.at(y), N, e, c.at(work), c.pool);
         });
@@ -139,6 +142,7 @@ std::unique_ptr<native::Kernel> build_linear(native::BuildContext& b) {
     return native::make_kernel([=](const native::RunContext& c) {
         cpu::gemm::Epilogue e;
         e.bias = at_or_null(c, bias);
+        e.residual = at_or_null(c, res), e.ldr = N;
         e.act = &act;
         if (row_packed) {
             cpu::gemm::gemv(N, K, c.at(x), row_packed, c.at(y), e, c.pool);
@@ -160,8 +164,8 @@ void emit_linear(cpp::EmitContext& ctx) {
     ctx.constant_i64("M", d.m, "rows: every position of x but the contracted axis");
     ctx.constant_i64("K", d.k, "input features");
     ctx.constant_i64("N", d.n, "units");
-    ctx.line("graft_rt::dense({}, {}, {}, {}, M, K, N, {});", ctx.input("x"), wp, cpp::input_or_null(ctx, "b"),
-             ctx.output("y"), act);
+    ctx.line("graft_rt::dense({}, {}, {}, {}, M, K, N, {}, {});", ctx.input("x"), wp, cpp::input_or_null(ctx, "b"),
+             ctx.output("y"), act, cpp::input_or_null(ctx, "r"));
 }
 
 // ---- BatchMatMul --------------------------------------------------------------------------------
@@ -216,8 +220,9 @@ void emit_matmul(cpp::EmitContext& ctx) {
 }  // namespace
 
 void register_linear(Registry& r) {
-    OpDef(kLinear, {"x", "w", "b?"}, infer_linear,
-          "y = act(x . w + b) over axis `axis` of x; w is CN [in, out]; optional fused activation")
+    OpDef(kLinear, {"x", "w", "b?", "r?"}, infer_linear,
+          "y = act(x . w + b + r) over axis `axis` of x; w is CN [in, out]; optional fused residual r (the "
+          "output's order and shape) and activation")
         .required_order(order_linear)
         .activation_epilogue()
         .folds_channel_scale()

@@ -1,6 +1,7 @@
 // The linear family: matrix products over named axes.
-//   Linear       y = act(x . w + b), contracting axis `axis` of x with w [K, N] (order CN); Keras
-//                Dense (also under TimeDistributed) and the projections of attention layers.
+//   Linear       y = act(x . w + b + r), contracting axis `axis` of x with w [K, N] (order CN); r
+//                a residual the optimizer fuses (fuse_residual); Keras Dense (also under
+//                TimeDistributed), ONNX Gemm / MatMul and the projections of attention layers.
 //   BatchMatMul  per item of axis `batch`, x's axis x_axis contracted with y's axis y_axis; the
 //                result's axes (batch, x's other axes in the order of attribute x_free, then y's in
 //                the order of y_free) are named by out_order.

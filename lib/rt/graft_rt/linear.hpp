@@ -7,10 +7,13 @@
 
 namespace graft_rt {
 
-/// y[M, N] = act(x[M, K] . w + bias); w packed (Keras Dense kernel [K, N]), bias [N] or null.
+/// y[M, N] = act(x[M, K] . w + bias + residual); w packed (Keras Dense kernel [K, N]), bias [N]
+/// or null, residual [M, N] or null.
 inline void dense(const float* x, const float* w, const float* bias, float* y, i64 M, i64 K, i64 N,
-                  const ActParams& act) {
+                  const ActParams& act, const float* residual = nullptr) {
     gemm(M, N, K, x, K, w, K * kPanel, y, N, bias, false);
+    if (residual)
+        for (i64 i = 0; i < M * N; ++i) y[i] += residual[i];
     if (act.kind != Act::linear) activation(y, y, M * N, act);
 }
 

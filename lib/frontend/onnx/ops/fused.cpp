@@ -147,8 +147,7 @@ void batch_first_self_attention(NodeContext& ctx) {
         return r;
     });
     if (!p) NodeContext::decline();
-    // x [B, T, D] named N, T, C, as the projections and graft's Attention read it; the result
-    // named as x was.
+    // x [B, T, D] named N, T, C, as the projection and graft's Attention read it.
     const Value& x = ctx.input(0);
     const Value xn = ctx.relabel(x, OrderNTC);
     const Value qkv = linear(ctx, xn, p->w->floats(), p->d, 3 * p->d, p->b->floats());
@@ -157,8 +156,10 @@ void batch_first_self_attention(NodeContext& ctx) {
         for (i64 r = 0; r < p->d; ++r)
             for (i64 c = r + 1; c < p->d; ++c)
                 std::swap(wo[static_cast<std::size_t>(r * p->d + c)], wo[static_cast<std::size_t>(c * p->d + r)]);
-    const Value y{attention(ctx, qkv.var, p->core), OrderNTC};
-    ctx.set_outputs({ctx.relabel(linear(ctx, y, std::move(wo), p->d, p->d, p->bo->floats()), x.logical)});
+    // The attention's result named as x is (an alias), so that the output projection writes the
+    // value the model adds to x, and the optimizer can fuse that residual into it.
+    const Value y = ctx.relabel(Value{attention(ctx, qkv.var, p->core), OrderNTC}, x.logical);
+    ctx.set_outputs({linear(ctx, y, std::move(wo), p->d, p->d, p->bo->floats())});
 }
 
 }  // namespace
