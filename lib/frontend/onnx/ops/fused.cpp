@@ -14,6 +14,7 @@
 // the scale q is divided by (attribute scale_divides = 1) or multiplied by, or none.
 // The sizes come from shape arithmetic, so they are checked here; anything else declines, and
 // the original nodes convert one by one.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
