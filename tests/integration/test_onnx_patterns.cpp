@@ -6,7 +6,6 @@
 // in the generated C++ too, and a graph shaped like it that is not, converted node by node.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -130,25 +129,17 @@ TEST_CASE("cpp backend: the generated C++ of PyTorch's self-attention matches to
         graft::cpp::generate(graft::onnx::convert((kTorch / (std::string(name) + "_op13_dynamic.onnx")).string(), reg), reg, o,
                              tmp.path().string());
         CHECK(graft_test::read_text(tmp / "model.cpp").find("true,  // packed") != std::string::npos);
+        using graft_test::cstr;
         const std::string x = (kTorch / (std::string(name) + "_x_b3.npy")).string();
-        std::ofstream(tmp / "main.cpp") << "#include \"driver.hpp\"\n#include \"" << (tmp / "model.cpp").string() << "\"\n"
+        std::ofstream(tmp / "main.cpp") << "#include \"driver.hpp\"\n#include " << cstr((tmp / "model.cpp").string()) << "\n"
                                         << "int main() { return graft_driver::run_model<model::Session>(\"model\", model::kInputs, "
-                                           "model::kOutputs, {\""
-                                        << x << "\"}, \"" << tmp.path().string() << "\", \"" << (tmp / "model.weights").string()
-                                        << "\"); }\n";
-        const char* env = std::getenv("GRAFT_TEST_CXX");
-        const std::string cxx = env && *env ? env : "c++";
-        const std::string cmd = cxx + " -std=c++17 -O1 -Wall -Wextra -Werror -I" +
-                                graft_test::shell_quote(graft_test::source_path("tests/cpp_backend").string()) + " " +
-                                graft_test::shell_quote((tmp / "main.cpp").string()) + " -o " +
-                                graft_test::shell_quote((tmp / "main").string()) + " >" +
-                                graft_test::shell_quote((tmp / "log").string()) + " 2>&1";
-        const bool compiled = std::system(cmd.c_str()) == 0;
+                                           "model::kOutputs, {"
+                                        << cstr(x) << "}, " << cstr(tmp.path().string()) << ", "
+                                        << cstr((tmp / "model.weights").string()) << "); }\n";
+        const bool compiled = graft_test::sh(graft_test::compile_cmd(graft_test::cxx(), "-O1", tmp / "main.cpp", tmp / "main"), tmp / "log");
         INFO(graft_test::read_text(tmp / "log"));
         REQUIRE(compiled);
-        REQUIRE(std::system((graft_test::shell_quote((tmp / "main").string()) + " >>" +
-                             graft_test::shell_quote((tmp / "log").string()) + " 2>&1")
-                                .c_str()) == 0);
+        REQUIRE(graft_test::sh(graft_test::shell_quote((tmp / "main").string()), tmp / "run.log"));
         check_close(load_npy(tmp / "0.npy"), load_npy(kTorch / (std::string(name) + "_y_b3.npy")));
     }
 }
