@@ -46,6 +46,7 @@ void check_gemm(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) 
         bm.ld = ldb;
     }
     kern::ActParams act{c.act};
+    if (c.act == kern::Act::clip) act.alpha = -0.3f, act.max_value = 0.4f;  // ReLU6's form, bounds inside the range
     gg::Epilogue e;
     e.bias = c.bias ? bias.data() : nullptr;
     e.accumulate = c.accumulate;
@@ -62,7 +63,7 @@ void check_gemm(const Case& c, std::mt19937& rng, graft::cpu::ThreadPool* pool) 
                 mag += std::fabs(static_cast<double>(A[m * lda + k]) * B[k * ldb + n]);
             }
             if (c.residual) s += R[m * ldr + n], mag += std::fabs(R[m * ldr + n]);
-            const double want = act_ref(s, {c.act});
+            const double want = act_ref(s, act);
             const double err = std::fabs(C[m * ldc + n] - want) / (1e-6 + 1e-5 * mag);
             if (err > worst) worst = err;
         }
@@ -101,6 +102,13 @@ TEST_CASE("gemm: every supported ISA matches a double reference on odd shapes", 
         // N = 16k + 8 ends in 1.5-panel tiles (AVX2): with residual, K blocks and tanh after.
         check_gemm({11, 40, 600, true, true, false, true, kern::Act::tanh}, rng, nullptr);
         check_gemm({6, 24, 520, true, false, true, true, kern::Act::relu}, rng, nullptr);
+        // ... and on AVX-512 in tiles of a vector and a half vector per row, up to 8 rows: every
+        // height, the clamp epilogue, a ragged last column (N = 16k + 1..7) and both with bias.
+        for (i64 M : {1, 4, 8, 12, 15})
+            for (i64 N : {24, 21, 40, 1000}) {
+                check_gemm({M, N, 96, true, true, false, M % 2 == 0, kern::Act::clip}, rng, nullptr);
+                check_gemm({M, N, 1100, true, false, true, true, kern::Act::clip}, rng, nullptr);
+            }
         check_gemm({3, 17, 0, true, true, false, true, kern::Act::relu}, rng, nullptr);  // K = 0
     }
 }

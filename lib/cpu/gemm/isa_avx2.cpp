@@ -10,6 +10,9 @@ namespace graft::cpu::gemm {
 namespace {
 
 using V = simd::Avx2;
+struct H : V {  // no half-panel tiles here: V is half a panel already
+    static inline T low(V::T v) { return v; }
+};
 
 #include "cpu/gemm/ukernel_impl.inc"
 

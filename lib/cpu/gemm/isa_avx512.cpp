@@ -10,6 +10,10 @@ namespace graft::cpu::gemm {
 namespace {
 
 using V = simd::Avx512;
+/// The half-panel vector of the 24-column tiles (ukernel_impl.inc's fill_wide).
+struct H : simd::Avx2 {
+    static inline T low(V::T v) { return _mm512_castps512_ps256(v); }
+};
 
 #include "cpu/gemm/ukernel_impl.inc"
 

@@ -7,6 +7,9 @@ namespace graft::cpu::gemm {
 namespace {
 
 using V = simd::Vec4;
+struct H : V {  // no half-panel tiles here
+    static inline T low(V::T v) { return v; }
+};
 
 #include "cpu/gemm/ukernel_impl.inc"
 
