@@ -23,9 +23,10 @@
 //
 // The roofline column: --roofline (default: graft_roofline beside --graft, built with
 // -DGRAFT_BUILD_BENCH=ON) measures this machine's FMA peak and L2/L3/DRAM read bandwidth once per
-// run. A row's bound is the larger of its FLOPs at the FMA peak and its weights (graft bench's
-// weight_mb) streamed once at the bandwidth of the level they fit in (per-core L2 times threads,
-// L3, else DRAM); the column is that bound over graft's best time, and which limit it is.
+// run. A row's bound is the larger of its FLOPs at the FMA peak and the bytes of weights a run
+// reads (graft bench's weight_read_mb: each once, a recurrent layer's recurrent weights once per
+// time step) at the bandwidth of the level all the weights (weight_mb) fit in (per-core L2 times
+// threads, L3, else DRAM); the column is that bound over graft's best time, and which limit it is.
 //
 // --precision int8 makes a different table: per row, graft on model.onnx at fp32 and with
 // `--precision int8`, and ORT on model.onnx and on its int8 version (bench/quantize_onnx.py, the
@@ -107,21 +108,21 @@ function measureRoofline(a) {
 }
 
 /// The row's roofline bound: its FLOPs at the peak `peakKey` of graft_roofline (fma_gflops,
-/// bf16_gflops) or `bytes` of weights read once from the level they fit in, whichever takes
-/// longer, over `ms`; undefined without the figures.
-function boundOf(rl, r, gflop, peakKey, bytes, ms) {
+/// bf16_gflops) or the `read` bytes of weights a run reads from the level their `bytes` fit in,
+/// whichever takes longer, over `ms`; undefined without the figures.
+function boundOf(rl, r, gflop, peakKey, bytes, read, ms) {
   const lim = rl && rl[`t${r.threads}`];
-  if (!lim || !lim[peakKey] || !gflop || !(bytes >= 0)) return undefined;
+  if (!lim || !lim[peakKey] || !gflop || !(bytes >= 0) || !(read >= bytes)) return undefined;
   const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
                                                                                                      : ['DRAM', lim.bw_dram_gbs];
-  const computeMs = gflop * r.batch / lim[peakKey] * 1e3, memoryMs = bytes / (bw * 1e9) * 1e3;
+  const computeMs = gflop * r.batch / lim[peakKey] * 1e3, memoryMs = read / (bw * 1e9) * 1e3;
   return {fraction: Math.max(computeMs, memoryMs) / ms, compute: computeMs >= memoryMs, level};
 }
 
 /// The fraction of the row's roofline bound that graft reaches, and the limit that bounds it.
 function rooflineOf(rl, r, gflop) {
   const best = Math.min(...['h5', 'onnx'].filter((f) => r[f] !== undefined).map((f) => r[f]));
-  const b = boundOf(rl, r, gflop, 'fma_gflops', r.weight_mb * 1048576, best);
+  const b = boundOf(rl, r, gflop, 'fma_gflops', r.weight_mb * 1048576, r.weight_read_mb * 1048576, best);
   return b && {fraction: b.fraction, limit: b.compute ? 'FMA' : b.level};
 }
 
@@ -160,6 +161,7 @@ function benchRow(a, ort, m, dir, man, b, t) {
   row.rss = Math.max(...all.map((x) => x.peak_rss_mb));
   row.arena = all[0].arena_mb;
   row.weight_mb = Math.max(...all.map((x) => x.weight_mb));
+  row.weight_read_mb = Math.max(...all.map((x) => x.weight_read_mb ?? x.weight_mb));
   row.worst = Math.max(...formats.map((f) => row[f] / row.ort_ms));
   const best = Math.min(...formats.map((f) => row[f]));
   const gflop = GFLOP[m] || man.gflop_per_sample;
@@ -198,7 +200,8 @@ function benchRowLowp(a, ort, m, dir, man, b, t) {
   const row = {model: m, batch: b, threads: t, g32: med('g32'), g8: med('g8'), o32: med('o32'), o8: med('o8'),
                precision: runs.g8[0].precision, err: Math.max(...runs.g8.map((x) => x.max_abs_err)),
                ort_err: q ? Math.max(...runs.o8.map((x) => x.max_abs_diff)) : undefined, top1: runs.g8[0].top1_agree,
-               rows: runs.g8[0].top1_rows, weight_mb: runs.g8[0].weight_mb, gflop: GFLOP[m] || man.gflop_per_sample};
+               rows: runs.g8[0].top1_rows, weight_mb: runs.g8[0].weight_mb,
+               weight_read_mb: runs.g8[0].weight_read_mb ?? runs.g8[0].weight_mb, gflop: GFLOP[m] || man.gflop_per_sample};
   row.ok = runs.g32.every((x) => x.ok) && row.err <= a.int8Atol * Math.max(1, runs.g8[0].ref_max_abs || 0);
   console.error(`${m} b${b} t${t}: graft fp32 ${fmt(row.g32)} ${a.precision} ${fmt(row.g8)} ms (${row.precision}), ORT fp32 ${fmt(row.o32)}` +
                 (q ? ` int8 ${fmt(row.o8)}` : '') + ` ms, err graft ${row.err.toExponential(1)}` + (q ? ` ORT ${row.ort_err.toExponential(1)}` : '') +
@@ -208,7 +211,7 @@ function benchRowLowp(a, ort, m, dir, man, b, t) {
 
 /// --precision bf16: the row's bound at the bf16 peak (FLOPs) or half the weights' bytes, over graft bf16's time.
 function bf16Roofline(rl, r) {
-  const b = boundOf(rl, r, r.gflop, 'bf16_gflops', r.weight_mb * 1048576 / 2, r.g8);
+  const b = boundOf(rl, r, r.gflop, 'bf16_gflops', r.weight_mb * 1048576 / 2, r.weight_read_mb * 1048576 / 2, r.g8);
   return b ? `${(100 * b.fraction).toFixed(0)}% ${b.compute ? 'BF16' : b.level}` : '-';
 }
 
@@ -271,8 +274,9 @@ function main() {
     `Measured ${started.toISOString()} on ${os.cpus().length} x ${os.cpus()[0].model}, ${os.hostname()}; ` +
       `load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start, ${load1.map((x) => x.toFixed(1)).join(' ')} at end.`,
     rl ? `CPU ${rl.cpu}: graft ISA ${rl.isa} (${rl.flags}); L2 ${mb(rl.l2_bytes)} per core, L3 ${mb(rl.l3_bytes)}. ` +
-         `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or weights ` +
-         'once at the bandwidth of the level they fit in, whichever is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
+         `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or the ` +
+         'weights a run reads, a recurrent matrix once per step, at the bandwidth of the level they fit in, whichever ' +
+         'is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
     a.precision === 'bf16'
       ? `graft: \`${a.graft} bench --json --check --precision fp32|bf16\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
         'Errors are against the fp32 reference output. '

@@ -135,6 +135,27 @@ TEST_CASE("cli: bench --profile names the operators and the time per type", "[cl
     CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--profile", "-1"}).exit_code == 2);
 }
 
+TEST_CASE("cli: bench --json counts a recurrent matrix once per time step in the weights a run reads", "[cli]") {
+    // The fixture's five LSTMs (tests/fixtures/gen/cases/recurrent.js) run 5 steps with 3, 4, 2, 3
+    // and 2 units: recurrent matrices of u x 4u floats, 168 in all, read 4 times more than once.
+    const fs::path dir = fixture("rnn_lstm");
+    const auto r = run_cli({"bench", (dir / "model.h5").string(), "--input", (dir / "input_input_1.npy").string(),
+                            "--iters", "1", "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    REQUIRE(!d.HasParseError());
+    const double extra = (d["weight_read_mb"].GetDouble() - d["weight_mb"].GetDouble()) * 1048576.0;
+    CHECK(extra == Approx(4 * 168 * 4.0).epsilon(1e-6));
+    // A model without recurrent layers reads its weights once.
+    const auto dense = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "1", "--json"});
+    REQUIRE(dense.exit_code == 0);
+    d.Parse(dense.out.c_str());
+    REQUIRE(!d.HasParseError());
+    CHECK(d["weight_read_mb"].GetDouble() == d["weight_mb"].GetDouble());
+}
+
 TEST_CASE("cli: --batch-slice runs a batch a slice at a time, with the same results", "[cli][batch_slice]") {
     TempDir tmp;
     // Three samples in slices of 2: a full slice and the rest, against Keras' predictions.

@@ -102,6 +102,24 @@ void print_profile(const std::vector<OpProfile>& profile, double total_ms, std::
         fmt::print("  {:>9.4f}  {:>5.1f}%  {:<18} x{}\n", t.first, share(t.first), printable(type), t.second);
 }
 
+/// Bytes of constants a run reads beyond reading each once: a recurrent layer (LSTM, GRU,
+/// SimpleRNN, ConvLSTM2D) applies its recurrent weights `r` at every time step, so a sequence of T
+/// steps reads them T times. Sequences of unknown length count once.
+double recurrent_rereads(const Graph& g) {
+    double extra = 0;
+    for (const Operator* op : g.operators()) {
+        const std::string& t = op->type();
+        if (t != "LSTM" && t != "GRU" && t != "SimpleRNN" && t != "ConvLSTM2D") continue;
+        const Variable* r = op->input_or_null("r");
+        const Variable* x = op->input_or_null("x");
+        if (!r || !x || !r->is_constant()) continue;
+        const auto at = x->order().find(Axis::T);
+        const std::int64_t steps = at ? x->shape()[*at] : 1;
+        if (steps > 1) extra += 4.0 * static_cast<double>(r->numel()) * static_cast<double>(steps - 1);
+    }
+    return extra;
+}
+
 }  // namespace
 
 void bench(const BenchOptions& o) {
@@ -180,6 +198,7 @@ void bench(const BenchOptions& o) {
     for (const Variable* v : model.graph().variables())
         if (v->is_constant()) weight_bytes += 4.0 * static_cast<double>(v->numel());
     const double weight_mb = weight_bytes / (1024.0 * 1024.0);
+    const double weight_read_mb = (weight_bytes + recurrent_rereads(model.graph())) / (1024.0 * 1024.0);
 
     std::vector<OpProfile> profile;
     double profiled_ms = 0;  // per run, all operators
@@ -222,6 +241,7 @@ void bench(const BenchOptions& o) {
         num("peak_rss_mb", peak_rss_mb());
         num("arena_mb", arena_mb);
         num("weight_mb", weight_mb);
+        num("weight_read_mb", weight_read_mb);
         if (checked) {
             str("check", o.check);
             num("max_abs_err", max_err);
@@ -253,7 +273,8 @@ void bench(const BenchOptions& o) {
                    precision_name(model.precision()), batch, session.threads(), n, warm, median, min);
         fmt::print("  load {:.1f} ms, compile + first run {:.1f} ms, file to first result {:.1f} ms\n", load_ms,
                    first_run_ms, first_result_ms);
-        fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB, weights {:.2f} MB\n", peak_rss_mb(), arena_mb, weight_mb);
+        fmt::print("  peak RSS {:.1f} MB, arena {:.2f} MB, weights {:.2f} MB ({:.2f} MB read per run)\n", peak_rss_mb(),
+                   arena_mb, weight_mb, weight_read_mb);
         if (plan.slice < plan.batch) fmt::print("  runs the batch in slices of {} (--batch-slice)\n", plan.slice);
         if (!plan.mixing.empty()) fmt::print("  runs the batch whole: {}\n", printable(plan.mixing));
         if (checked)
