@@ -25,8 +25,10 @@
 // -DGRAFT_BUILD_BENCH=ON) measures this machine's FMA peak and L2/L3/DRAM read bandwidth once per
 // run. A row's bound is the larger of its FLOPs at the FMA peak and the bytes of weights a run
 // reads (graft bench's weight_read_mb: each once, a recurrent layer's recurrent weights once per
-// time step) at the bandwidth of the level all the weights (weight_mb) fit in (per-core L2 times
-// threads, L3, else DRAM); the column is that bound over graft's best time, and which limit it is.
+// time step) at the read bandwidth graft_roofline measured for a working set the size of all the
+// weights (weight_mb; its bw_curve, so an L3 shared with other tenants counts as much as is left);
+// the column is that bound over graft's best time, and which limit it is (FMA, or the level the
+// weights fit in: per-core L2 times threads, L3, else DRAM).
 //
 // --precision int8 makes a different table: per row, graft on model.onnx at fp32 and with
 // `--precision int8`, and ORT on model.onnx and on its int8 version (bench/quantize_onnx.py, the
@@ -107,14 +109,28 @@ function measureRoofline(a) {
   return runJson(exe, ['--threads', `${threads}`]);
 }
 
+/// The read bandwidth (GB/s) of graft_roofline's curve `curve` ([bytes, GB/s] pairs, all threads)
+/// at a working set of `bytes`: interpolated in log(bytes), the ends held beyond the curve.
+function bandwidthAt(curve, bytes) {
+  if (bytes <= curve[0][0]) return curve[0][1];
+  for (let i = 1; i < curve.length; i++) {
+    const [b0, g0] = curve[i - 1], [b1, g1] = curve[i];
+    if (bytes <= b1) return g0 + (g1 - g0) * Math.log(bytes / b0) / Math.log(b1 / b0);
+  }
+  return curve[curve.length - 1][1];
+}
+
 /// The row's roofline bound: its FLOPs at the peak `peakKey` of graft_roofline (fma_gflops,
-/// bf16_gflops) or the `read` bytes of weights a run reads from the level their `bytes` fit in,
-/// whichever takes longer, over `ms`; undefined without the figures.
+/// bf16_gflops) or the `read` bytes of weights a run reads at the bandwidth graft_roofline
+/// measured for a working set of the weights' `bytes` (its bw_curve; without one, the bandwidth
+/// of the level they fit in), whichever takes longer, over `ms`; undefined without the figures.
+/// The level named is where the weights fit: per-core L2 times threads, the L3, else DRAM.
 function boundOf(rl, r, gflop, peakKey, bytes, read, ms) {
   const lim = rl && rl[`t${r.threads}`];
   if (!lim || !lim[peakKey] || !gflop || !(bytes >= 0) || !(read >= bytes)) return undefined;
-  const [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
-                                                                                                     : ['DRAM', lim.bw_dram_gbs];
+  let [level, bw] = bytes <= rl.l2_bytes * r.threads ? ['L2', lim.bw_l2_gbs] : bytes <= rl.l3_bytes ? ['L3', lim.bw_l3_gbs]
+                                                                                                   : ['DRAM', lim.bw_dram_gbs];
+  if (lim.bw_curve && lim.bw_curve.length) bw = bandwidthAt(lim.bw_curve, bytes);
   const computeMs = gflop * r.batch / lim[peakKey] * 1e3, memoryMs = read / (bw * 1e9) * 1e3;
   return {fraction: Math.max(computeMs, memoryMs) / ms, compute: computeMs >= memoryMs, level};
 }
@@ -268,15 +284,16 @@ function main() {
   }
   const mb = (x) => `${(x / 1048576).toFixed(x < 1048576 ? 2 : 0)} MiB`;
   const limits = rl ? Object.keys(rl).filter((k) => /^t\d+$/.test(k)).map((k) =>
-    `${k.slice(1)} thread(s): FMA ${rl[k].fma_gflops}${rl[k].bf16_gflops ? `, bf16 dot ${rl[k].bf16_gflops}` : ''} GFLOP/s, read L2 ${rl[k].bw_l2_gbs} / L3 ${rl[k].bw_l3_gbs} / DRAM ${rl[k].bw_dram_gbs} GB/s`).join('; ')
+    `${k.slice(1)} thread(s): FMA ${rl[k].fma_gflops}${rl[k].bf16_gflops ? `, bf16 dot ${rl[k].bf16_gflops}` : ''} GFLOP/s, read L2 ${rl[k].bw_l2_gbs} / L3 ${rl[k].bw_l3_gbs} / DRAM ${rl[k].bw_dram_gbs} GB/s` +
+    (rl[k].bw_curve ? ` (by working set: ${[1, 4, 8, 16, 32].map((m) => `${m} MB ${bandwidthAt(rl[k].bw_curve, m * 1048576).toFixed(0)}`).join(', ')})` : '')).join('; ')
     : '';
   const head = [
     `Measured ${started.toISOString()} on ${os.cpus().length} x ${os.cpus()[0].model}, ${os.hostname()}; ` +
       `load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start, ${load1.map((x) => x.toFixed(1)).join(' ')} at end.`,
     rl ? `CPU ${rl.cpu}: graft ISA ${rl.isa} (${rl.flags}); L2 ${mb(rl.l2_bytes)} per core, L3 ${mb(rl.l3_bytes)}. ` +
          `Measured by graft_roofline at the start: ${limits}. roofline = the row's bound (FLOPs at the FMA peak, or the ` +
-         'weights a run reads, a recurrent matrix once per step, at the bandwidth of the level they fit in, whichever ' +
-         'is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
+         'weights a run reads, a recurrent matrix once per step, at the read bandwidth graft_roofline measured for a ' +
+         'working set of their size, whichever is larger) over graft\'s best time.' : 'No roofline column (graft_roofline missing).',
     a.precision === 'bf16'
       ? `graft: \`${a.graft} bench --json --check --precision fp32|bf16\` on model.onnx; ORT: ${ort.label}, graph optimization all, on model.onnx. ` +
         'Errors are against the fp32 reference output. '

@@ -9,7 +9,12 @@
 //   - bf16_gflops (AVX-512 BF16 CPUs only): the same for vdpbf16ps, the peak of --precision bf16;
 //   - bw_l2/bw_l3/bw_dram_gbs: read bandwidth from buffers sized to sit in L2 (half of it), in L3
 //     (half of it, split over the threads) and in DRAM (8x L3), with vector loads into several
-//     accumulators; each thread streams its own buffer.
+//     accumulators; each thread streams its own buffer;
+//   - bw_curve: [bytes, GB/s] pairs, the read bandwidth of all threads together streaming a working
+//     set of `bytes` (split over them), for working sets from a quarter of one L2 to 8x the L3 in
+//     steps of sqrt(2). The L3 a core can count on is the part others leave it: on a 2-vCPU VM
+//     with a 32 MiB L3 the bandwidth held to 8 MB and fell to DRAM's by 24 MB. bench/compare.js
+//     reads this curve at a row's own weight size.
 // Each figure is the best of repeated timings over about --seconds (default 0.2) per figure, so
 // a loaded machine lowers the limits rather than inflating them. Benchmark code, not library code.
 #include <immintrin.h>
@@ -274,8 +279,14 @@ int main(int argc, char** argv) {
         const double bw2 = read_gbs(isa, t, static_cast<std::size_t>(l2 / 2), budget);
         const double bw3 = read_gbs(isa, t, static_cast<std::size_t>(l3 / 2 / t), budget);
         const double bwd = read_gbs(isa, t, static_cast<std::size_t>(std::max(8 * l3, 256L << 20) / t), budget);
-        std::printf(", \"t%d\": {\"fma_gflops\": %.1f%s, \"bw_l2_gbs\": %.1f, \"bw_l3_gbs\": %.1f, \"bw_dram_gbs\": %.1f}", t, peak,
-                    bf16.c_str(), bw2, bw3, bwd);
+        std::printf(", \"t%d\": {\"fma_gflops\": %.1f%s, \"bw_l2_gbs\": %.1f, \"bw_l3_gbs\": %.1f, \"bw_dram_gbs\": %.1f, \"bw_curve\": [",
+                    t, peak, bf16.c_str(), bw2, bw3, bwd);
+        const double top = 8.0 * static_cast<double>(l3);
+        const char* sep = "";
+        for (double bytes = static_cast<double>(l2) / 4; bytes <= top * 1.01; bytes *= 1.4142135623730951, sep = ", ")
+            std::printf("%s[%.0f, %.1f]", sep, bytes,
+                        read_gbs(isa, t, static_cast<std::size_t>(bytes / t), std::min(budget, 0.1)));
+        std::printf("]}");
     }
     std::printf("}\n");
     return 0;

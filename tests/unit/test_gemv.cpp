@@ -1,6 +1,6 @@
 // The single-row products (gemv.cpp): the column-block layout (gemv_pack + gemv) and the panel
 // layout (gemv_packed, what gemm() runs for M == 1) on every supported instruction set, with
-// every epilogue, ragged widths across block boundaries, the prefetching path for large B and
+// every epilogue, ragged widths across block boundaries, B larger than the L2 and
 // the thread pool, against double-precision loops.
 #include <catch2/catch.hpp>
 
@@ -96,7 +96,7 @@ TEST_CASE("gemv: both layouts match a double reference on every ISA", "[gemm]") 
     }
 }
 
-TEST_CASE("gemv: large B (software prefetch) and the thread pool", "[gemm]") {
+TEST_CASE("gemv: large B (beyond the L2) and the thread pool", "[gemm]") {
     IsaGuard guard;
     std::mt19937 rng(4);
     graft::cpu::ThreadPool two(2), three(3);
@@ -104,7 +104,7 @@ TEST_CASE("gemv: large B (software prefetch) and the thread pool", "[gemm]") {
         REQUIRE(gg::set_isa(isa));
         INFO("isa " << gg::isa_name(isa));
         for (Layout layout : {Layout::blocks, Layout::panels, Layout::via_gemm}) {
-            check({300, 1100, true, false, true, kern::Act::relu}, layout, rng, nullptr);  // 1.3 MB: prefetched
+            check({300, 1100, true, false, true, kern::Act::relu}, layout, rng, nullptr);  // 1.3 MB
             check({300, 1100, true, false, false, kern::Act::linear}, layout, rng, &two);
             check({530, 200, false, true, true, kern::Act::tanh}, layout, rng, &three);
             check({128, 2100, true, false, false, kern::Act::relu}, layout, rng, &two);

@@ -22,7 +22,6 @@ struct GvArgs {
     const float* init;  // start values (the old c, or the bias), or null: zero
     const float* res;   // residual, or null
     bool relu;
-    bool prefetch;  // B is beyond L2: prefetch kAhead rows ahead
 };
 using Gv = void (*)(const GvArgs&);
 struct GvTable {
@@ -31,8 +30,6 @@ struct GvTable {
     int maxp_panels;  // widest group for the panel layout (more panel streams thrash L1)
     int maxp_blocks;  // widest group for the column-block layout (registers permitting)
 };
-
-constexpr std::int64_t kAhead = 8;  // k rows prefetched ahead (large B only)
 
 namespace gv_generic {
 using V = simd::Vec4;
@@ -62,7 +59,6 @@ using i64 = std::int64_t;
 
 constexpr i64 kBlock = 128;              // columns per block of the gemv_pack layout (gemv.hpp)
 constexpr i64 kParallelMin = 1 << 15;    // N*K below this runs on one thread
-constexpr i64 kPrefetchBytes = 1 << 19;  // B larger than this (L2 is 1 MB per core) is prefetched
 constexpr i64 kSplitKMaxN = 1024;        // k split over threads: partial sums on the stack
 constexpr int kSplitKMaxThreads = 8;
 
@@ -79,7 +75,7 @@ struct Problem {
     bool blocks;  // gemv_pack layout, else panels
     float* c;
     const Epilogue* e;
-    bool relu, other_act, prefetch;
+    bool relu, other_act;
 };
 
 /// Columns [n0, n1) (multiples of 16, n1 may be N) on the calling thread.
@@ -109,7 +105,6 @@ void run_cols(const Problem& q, i64 n0, i64 n1) {
         g.init = q.e->accumulate ? q.c + n : q.e->bias ? q.e->bias + n : nullptr;
         g.res = q.e->residual ? q.e->residual + n : nullptr;
         g.relu = q.relu;
-        g.prefetch = q.prefetch;
         const int pi = P == 1 ? 0 : P == 2 ? 1 : P == 4 ? 2 : 3;
         (q.blocks ? t.blocks[pi] : t.panels[pi])(g);
         if (q.other_act) activate(g.c, g.c, g.cols, *q.e->act);
@@ -172,7 +167,6 @@ Problem problem(i64 N, i64 K, const float* a, const float* b, bool blocks, float
     q.a = a, q.b = b, q.blocks = blocks, q.c = c, q.e = &e;
     q.relu = e.act && e.act->kind == Act::relu;
     q.other_act = e.act && e.act->kind != Act::relu && e.act->kind != Act::linear;
-    q.prefetch = static_cast<i64>(sizeof(float)) * K * round16(N) > kPrefetchBytes;
     return q;
 }
 
