@@ -1,9 +1,11 @@
 // The host API: Model (a converted graph, compiled per batch size on first use) and Session
 // (working memory for runs).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <limits>
 #include <type_traits>
 #include <map>
@@ -223,13 +225,29 @@ struct Session::State {
         auto it = arenas.find(key);
         if (it != arenas.end()) return it->second;
         if (model->bounded && arenas.size() >= Model::kMaxValuePrograms) arenas.erase(arenas.begin());
+        return arenas.emplace(key, arena_for(model->program(key, model->shapes_at(inputs, key.first), inputs)))
+            .first->second;
+    }
+
+    /// Arenas 1, 2, ... beside arena(key) for slices run side by side (Session::run): the same
+    /// program, memory of their own. Dropped with the arenas when those are bounded.
+    Arena& lane_arena(const ProgramKey& key, const std::vector<Tensor>& inputs, int lane) {
+        const Arena& first = arena(key, inputs);
+        auto it = lane_arenas.find({key, lane});
+        if (it != lane_arenas.end() && it->second.program == first.program) return it->second;
+        if (lane_arenas.size() >= Model::kMaxValuePrograms) lane_arenas.clear();
+        return lane_arenas.insert_or_assign({key, lane}, arena_for(first.program)).first->second;
+    }
+    std::map<std::pair<ProgramKey, int>, Arena> lane_arenas;
+
+    static Arena arena_for(std::shared_ptr<const native::Program> program) {
         Arena a;
-        a.program = model->program(key, model->shapes_at(inputs, key.first), inputs);
+        a.program = std::move(program);
         const std::size_t floats = a.program->arena_bytes() / sizeof(float) + 64 / sizeof(float);
         a.memory.reset(new float[floats]());
         auto addr = reinterpret_cast<std::uintptr_t>(a.memory.get());
         a.base = reinterpret_cast<std::byte*>((addr + 63) / 64 * 64);
-        return arenas.emplace(key, std::move(a)).first->second;
+        return a;
     }
 };
 
@@ -476,11 +494,10 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         slice = it->second.second;
     }
     std::vector<Tensor> out(g.outputs().size());
-    for (std::int64_t first = 0; first < std::max<std::int64_t>(batch, 1); first += std::max<std::int64_t>(slice, 1)) {
-        const std::int64_t n = std::min(slice, batch - first);
+    const std::int64_t total = std::max<std::int64_t>(batch, 1), step = std::max<std::int64_t>(slice, 1);
+    // Samples [first, first + n) of the batch on `arena`: inputs in, the program, outputs out.
+    const auto run_slice = [&](std::int64_t first, std::int64_t n, Session::State::Arena& arena, cpu::ThreadPool* pool) {
         const bool whole = n == batch;
-        const ProgramKey k{whole ? batch : n, key.second};
-        auto& arena = state_->arena(k, inputs);
         const native::Program& p = *arena.program;
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             const std::size_t row = whole ? 0 : inputs[i].size() / static_cast<std::size_t>(batch);
@@ -490,16 +507,51 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
         if (state_->profiling)
             state_->run_profiled(p, arena.base);
         else
-            p.run(arena.base, state_->thread_pool());
+            p.run(arena.base, pool);
         for (std::size_t i = 0; i < p.outputs().size(); ++i) {
-            if (first == 0) {
-                Shape shape = p.output_shapes()[i];
-                if (!whole) shape[0] = batch;  // batch_mixing: every output has the batch first
-                out[i] = Tensor(shape, g.outputs()[i]->dtype());
-            }
             const auto count = static_cast<std::size_t>(numel(p.output_shapes()[i]));
             from_carrier(p.outputs()[i].get(arena.base), out[i], whole ? 0 : count / static_cast<std::size_t>(n) * static_cast<std::size_t>(first), count);
         }
+    };
+    const auto slice_key = [&](std::int64_t n) { return ProgramKey{n == batch ? batch : n, key.second}; };
+    {  // the outputs, whole, before any slice writes its rows
+        const std::int64_t n = std::min(slice, batch);  // the first slice (0: no batch axis)
+        const native::Program& p = *state_->arena(slice_key(n), inputs).program;
+        for (std::size_t i = 0; i < p.outputs().size(); ++i) {
+            Shape shape = p.output_shapes()[i];
+            if (n != batch) shape[0] = batch;  // batch_mixing: every output has the batch first
+            out[i] = Tensor(shape, g.outputs()[i]->dtype());
+        }
+    }
+    // A sliced batch on several threads runs its slices side by side, each on one thread with an
+    // arena of its own, rather than one slice at a time split over the threads: no hand-off
+    // between the threads in every operator, and each thread's slice stays in its own core's
+    // caches. MobileNet v2 at batch 32 in slices of 2 on 2 threads: 107-126 ms, against 132-137
+    // one slice at a time (one thread: 222). Side by side, a slice's values are those a session
+    // of one thread gives.
+    const std::int64_t full = slice < batch ? total / step : 0;  // whole slices
+    const int lanes = state_->profiling ? 1 : static_cast<int>(std::min<std::int64_t>(threads(), full));
+    std::int64_t done = 0;
+    if (lanes >= 2) {
+        std::vector<Session::State::Arena*> arenas;
+        for (int l = 0; l < lanes; ++l)
+            arenas.push_back(l == 0 ? &state_->arena(slice_key(step), inputs) : &state_->lane_arena(slice_key(step), inputs, l));
+        std::atomic<std::int64_t> next{0};
+        std::vector<std::exception_ptr> errors(static_cast<std::size_t>(lanes));
+        cpu::parallel_for(state_->thread_pool(), lanes, [&](std::int64_t l) {
+            try {
+                for (std::int64_t s; (s = next.fetch_add(1)) < full;) run_slice(s * step, step, *arenas[static_cast<std::size_t>(l)], nullptr);
+            } catch (...) {
+                errors[static_cast<std::size_t>(l)] = std::current_exception();
+            }
+        });
+        for (const auto& e : errors)
+            if (e) std::rethrow_exception(e);
+        done = full * step;
+    }
+    for (std::int64_t first = done; first < total; first += step) {
+        const std::int64_t n = std::min(slice, batch - first);
+        run_slice(first, n, state_->arena(slice_key(n), inputs), state_->thread_pool());
     }
     return out;
 }

@@ -109,11 +109,15 @@ TEST_CASE("api: a batch run in slices gives Keras' predictions for every input a
     REQUIRE(n >= 2);
     CHECK(model.batch_slice() == 0);
     CHECK_THROWS_AS(model.set_batch_slice(-2), graft::Error);
+    // On 2 threads, slices of 1 run side by side (one per thread, an arena each); slices of n - 1
+    // (one whole slice and the rest) one at a time.
+    for (int threads : {1, 2})
     for (std::int64_t slice : {std::int64_t{1}, n - 1, std::int64_t{-1}}) {
         model.set_batch_slice(slice);
+        model.set_threads(threads);
         auto session = model.session();
         const graft::BatchPlan plan = session.batch_plan(in);
-        INFO("batch_slice " << slice << ": " << plan.mixing);
+        INFO("batch_slice " << slice << " on " << threads << " threads: " << plan.mixing);
         CHECK(plan.batch == n);
         CHECK(plan.mixing.empty());  // two Dense branches sharing a layer: per sample
         CHECK(plan.slice == (slice > 0 ? slice : n));
@@ -124,6 +128,7 @@ TEST_CASE("api: a batch run in slices gives Keras' predictions for every input a
         }
     }
     model.set_batch_slice(0);
+    model.set_threads(1);
     CHECK(model.session().batch_plan({rows(in[0], 0, 1), rows(in[1], 0, 1)}).slice == 1);  // batch 1: nothing to slice
 }
 
