@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "cpu/caches.hpp"
+#include "cpu/threadpool.hpp"
 #include "ops/op_types.hpp"
 
 namespace graft::native {
@@ -149,7 +150,13 @@ SampleCosts sample_costs(const Graph& g) {
 
 CacheModel CacheModel::this_machine(int threads) {
     static const std::size_t l2 = cpu::cache_bytes(2), l3 = cpu::cache_bytes(3);  // read /sys once
-    return CacheModel{l2, l3, std::max(1, threads)};
+    // The L3 the model counts on is the part of it the rest of the machine leaves: a 2-vCPU VM on
+    // a Zen 4 EPYC reports its CCX's 32 MiB, but read 100 GB/s only to 8-11 MB and DRAM's rate
+    // from 24 MB (graft_roofline's bw_curve). kL3PerThread per hardware thread (at most the L3)
+    // matches that, and leaves a whole L3 to a process that has all the cores sharing it.
+    static const std::size_t share =
+        std::min(l3, kL3PerThread * static_cast<std::size_t>(cpu::ThreadPool::hardware_threads()));
+    return CacheModel{l2, share, std::max(1, threads)};
 }
 
 double slice_cost(const SampleCosts& c, std::int64_t batch, std::int64_t slice, const CacheModel& m) {

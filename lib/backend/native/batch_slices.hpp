@@ -36,10 +36,12 @@ SampleCosts sample_costs(const Graph& batch1);
 
 /// What the cost model knows of the machine: caches (cpu::cache_bytes) and the threads running.
 struct CacheModel {
-    std::size_t l2_bytes = 0, l3_bytes = 0;  // L2 per core; L3 shared
+    std::size_t l2_bytes = 0, l3_bytes = 0;  // L2 per core; the share of the L3 counted on
     int threads = 1;
+    /// This machine's L2, and of its L3 kL3PerThread per hardware thread the process may use.
     static CacheModel this_machine(int threads);
 };
+inline constexpr std::size_t kL3PerThread = std::size_t{6} << 20;
 
 /// The modelled time of running a batch of `batch` in slices of `slice` (the last one smaller
 /// when `slice` does not divide it), in FLOP-equivalents: per operator and slice its FLOPs plus its
@@ -51,6 +53,6 @@ double slice_cost(const SampleCosts& c, std::int64_t batch, std::int64_t slice, 
 /// The slice (a power of two below `batch`) the model says runs `batch` fastest, if it saves
 /// at least kMinSaving of the unsliced time; else `batch`.
 std::int64_t best_slice(const SampleCosts& c, std::int64_t batch, const CacheModel& m);
-inline constexpr double kMinSaving = 0.15;
+inline constexpr double kMinSaving = 0.05;
 
 }  // namespace graft::native
