@@ -254,13 +254,15 @@ TEST_CASE("attention: dot with heads, causal and value mask; tanh scores", "[ker
     }
 }
 
+/// An attention_dot case: the sizes, and whether a mask drops some of the keys.
+struct DotCase {
+    AttentionParams p;
+    bool vmask;
+};
+
 TEST_CASE("attention_dot: the GEMM path against the loops, on a pool", "[kernels][attention]") {
     graft::cpu::ThreadPool pool(3);
-    struct Case {
-        AttentionParams p;
-        bool vmask;
-    };
-    const Case cases[] = {
+    const DotCase cases[] = {
         {{2, 3, 4, 1, 5, 2, Score::dot, 0.7f, false}, false},
         {{2, 4, 4, 3, 2, 3, Score::dot, 0.5f, true}, false},
         {{1, 5, 3, 2, 4, 4, Score::dot, 1.f, false}, true},
@@ -294,11 +296,7 @@ TEST_CASE("attention_dot: the GEMM path against the loops, on a pool", "[kernels
 
 TEST_CASE("attention: packed q, k and v (PyTorch's in_proj) read in place, loops and GEMM path", "[kernels][attention]") {
     graft::cpu::ThreadPool pool(3);
-    struct Case {
-        AttentionParams p;
-        bool vmask;
-    };
-    const Case cases[] = {
+    const DotCase cases[] = {
         {{2, 5, 5, 2, 4, 4, Score::dot, 0.5f, false}, false},
         {{2, 37, 37, 3, 8, 8, Score::dot, 0.3f, true}, true},  // keys past a panel of 16, causal, masked
         {{3, 64, 64, 4, 16, 16, Score::dot, 0.25f, false}, false},
