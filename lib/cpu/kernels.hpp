@@ -94,7 +94,14 @@ struct RnnPrepared {
     const float* w_q = nullptr;
     const float* r_q = nullptr;
     float* qwork = nullptr;
+    /// SimpleRNN and LSTM of several rows: [W; R] stacked, [I + U, G*U], packed for the GEMM
+    /// (gemm::pack_b). Each step then multiplies the rows' [x_t | h] by it in one product, with
+    /// no input projection of every step beforehand; the workspace is rnn_work_floats'.
+    const float* wr_packed = nullptr;
 };
+/// Scratch floats a recurrent kernel with `gates` gates needs with these prepared weights:
+/// rnn_workspace, or with wr_packed the stacked steps' (a step's worth, no projection of every step).
+std::int64_t rnn_work_floats(const RnnParams& p, int gates, const RnnPrepared& prep);
 /// Scratch floats the int8 products of a recurrent layer need (RnnPrepared::qwork).
 std::int64_t rnn_qwork(const RnnParams& p);
 /// Regroups the 4U gate columns of a [rows, 4U] matrix (Keras order i f c o, each U wide) so
@@ -105,6 +112,8 @@ void rnn_lstm_part_order(const float* src, std::int64_t rows, std::int64_t u, in
 /// matrix-vector layout (gemm::gemv_pack). split_last (GRU without reset_after): R[:, :(G-1)U]
 /// and R[:, (G-1)U:] packed one after the other.
 std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv);
+/// W [I, G*U] above R [U, G*U], packed for the GEMM (gemm::pack_b): RnnPrepared::wr_packed.
+std::vector<float> rnn_pack_stacked(const float* W, const float* R, std::int64_t i, std::int64_t u, int gates);
 
 /// SimpleRNN: h = act(x W + h R + b); W [I,U], R [U,U], b [U] or null.
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,

@@ -2,7 +2,10 @@
 //
 // The input projection x W (+ input bias) of all timesteps is one GEMM into the workspace;
 // each step then accumulates h R straight into that step's rows of the projection (so the
-// gates' pre-activations need no separate add) and runs the cell on them. With R prepacked
+// gates' pre-activations need no separate add) and runs the cell on them. SimpleRNN and LSTM
+// of several rows with [W; R] stacked (RnnPrepared::wr_packed) instead run one product per
+// step, [x_t | h] [W; R]: one longer product in place of two, and the pre-activations of all
+// steps (T times a step's, beyond the L2 at batch 32) are never written out. With R prepacked
 // (RnnPrepared) a batch-1 step is the GEMM's matrix-vector kernel. Batch rows are independent,
 // so with a thread pool each thread runs the whole sequence for its own rows (no per-step
 // synchronization). The workspace, the masks and the outputs are handled as by the reference
@@ -89,6 +92,37 @@ void project_inputs(const float* x, const float* W, const float* bias, const Rnn
 /// The step's rows of the projection: row n at z(n) = xp + (n*T + tt) * G*U.
 inline float* zrow(const RnnWork& w, const RnnParams& p, i64 gu, i64 n, i64 tt) { return w.xp + (n * p.t + tt) * gu; }
 
+/// The one-step layer whose workspace (rnn_carve) the stacked steps use after the block of
+/// [x_t | h] rows: its xp [N, G*U] holds a step's pre-activations.
+RnnParams one_step(const RnnParams& p) {
+    RnnParams q = p;
+    q.t = 1;
+    return q;
+}
+
+/// The time loop of rows r with [W; R] stacked (RnnPrepared::wr_packed): each step gathers the
+/// rows' [x_t | h] into a (rows of I + U), one product gives their pre-activations
+/// z = [x_t | h] [W; R] + b into w.xp ([N, G*U], compact), and cell(z of row n, n) updates the
+/// state of row n. Masks and outputs as rnn_steps.
+template <class Cell>
+void stacked_steps(const float* x, const float* b, const RnnParams& p, const RnnPrepared& pr, i64 gu, float* a,
+                   RnnWork& w, const float* mask, float* y, float* h_last, const Rows& r, Cell&& cell) {
+    const i64 K = p.i + p.u;
+    gemm::BMatrix wr;
+    wr.data = pr.wr_packed;
+    wr.packed = true;
+    gemm::Epilogue e;
+    e.bias = b;
+    graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
+        for (i64 n = r.n0; n < r.n1; ++n) {
+            std::memcpy(a + n * K, x + (n * p.t + tt) * p.i, bytes(p.i));
+            std::memcpy(a + n * K + p.i, w.h + n * p.u, bytes(p.u));
+        }
+        gemm::gemm(r.count(), gu, K, a + r.n0 * K, K, wr, w.xp + r.n0 * gu, gu, e, nullptr);
+        for (i64 n = r.n0; n < r.n1; ++n) cell(w.xp + n * gu, n);
+    });
+}
+
 /// Runs body(rows) over the batch: on the calling thread, or split over the pool's threads.
 template <class F>
 void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
@@ -106,6 +140,11 @@ void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
 
 std::int64_t rnn_qwork(const RnnParams& p) { return p.n * qwork_per_row(p); }
 
+std::int64_t rnn_work_floats(const RnnParams& p, int gates, const RnnPrepared& pr) {
+    if (!pr.wr_packed) return graft_rt::rnn_workspace(p, gates);
+    return p.n * (p.i + p.u) + graft_rt::rnn_workspace(one_step(p), gates);
+}
+
 std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates, bool split_last, bool gemv) {
     const i64 gu = gates * u, first = split_last ? (gates - 1) * u : gu;
     const auto size = [&](i64 n) { return gemv ? gemm::gemv_packed_size(u, n) : gemm::packed_size(u, n); };
@@ -121,9 +160,29 @@ std::vector<float> rnn_pack_recurrent(const float* R, std::int64_t u, int gates,
     return out;
 }
 
+std::vector<float> rnn_pack_stacked(const float* W, const float* R, std::int64_t i, std::int64_t u, int gates) {
+    const i64 gu = gates * u;
+    std::vector<float> wr(static_cast<std::size_t>((i + u) * gu));
+    std::copy(W, W + i * gu, wr.begin());
+    std::copy(R, R + u * gu, wr.begin() + i * gu);
+    return gemm::pack_b(wr.data(), gu, i + u, gu);
+}
+
 void simple_rnn(const float* x, const float* W, const float* R, const float* b, float* y, float* h_last,
                 const RnnParams& p, float* work, const float* h0, const float* mask, const RnnPrepared& pr) {
     const i64 U = p.u;
+    const auto cell = [&](float* z, RnnWork& w, i64 n) {
+        graft_rt::rnn_clip(z, U, p);
+        activate(z, w.h + n * U, U, p.act);
+    };
+    if (pr.wr_packed) {
+        RnnWork w = graft_rt::rnn_carve(one_step(p), 1, work + p.n * (p.i + U));
+        over_rows(p, 1, pr.pool, [&](const Rows& r) {
+            graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
+            stacked_steps(x, b, p, pr, U, work, w, mask, y, h_last, r, [&](float* z, i64 n) { cell(z, w, n); });
+        });
+        return;
+    }
     RnnWork w = graft_rt::rnn_carve(p, 1, work);
     over_rows(p, 1, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 1, r, w.xp);
@@ -131,11 +190,7 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             const Mat rm{R, U, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)};
             matmul(r.count(), U, U, w.h + r.n0 * U, U, rm, zrow(w, p, U, r.n0, tt), p.t * U, nullptr, true);
-            for (i64 n = r.n0; n < r.n1; ++n) {
-                float* z = zrow(w, p, U, n, tt);
-                graft_rt::rnn_clip(z, U, p);
-                activate(z, w.h + n * U, U, p.act);
-            }
+            for (i64 n = r.n0; n < r.n1; ++n) cell(zrow(w, p, U, n, tt), w, n);
         });
     });
 }
@@ -156,6 +211,22 @@ void lstm(const float* x, const float* W, const float* R, const float* b, const 
         lstm(x, W, R, b, pp, y, h_last, c_last, p, work, h0, c0, mask, plain);
         return;
     }
+    const auto cell = [&](float* z, RnnWork& w, i64 n) {
+        if (fused)
+            vmath::lstm_cell(z, w.c + n * U, w.h + n * U, U);
+        else
+            graft_rt::rnn_lstm_cell(z, w.c + n * U, w.h + n * U, pp, U, p, activate);
+    };
+    if (pr.wr_packed) {
+        RnnWork w = graft_rt::rnn_carve(one_step(p), 4, work + p.n * (p.i + U));
+        over_rows(p, 4, pr.pool, [&](const Rows& r) {
+            graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
+            graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
+            stacked_steps(x, b, p, pr, G, work, w, mask, y, h_last, r, [&](float* z, i64 n) { cell(z, w, n); });
+            if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
+        });
+        return;
+    }
     RnnWork w = graft_rt::rnn_carve(p, 4, work);
     over_rows(p, 4, pr.pool, [&](const Rows& r) {
         project_inputs(x, W, b, p, pr, 4, r, w.xp);
@@ -164,15 +235,7 @@ void lstm(const float* x, const float* W, const float* R, const float* b, const 
         graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
             const Mat rm{R, G, pr.r_packed, pr.r_gemv, pr.r_q, qwork(pr, p, r)};
             matmul(r.count(), G, U, w.h + r.n0 * U, U, rm, zrow(w, p, G, r.n0, tt), p.t * G, nullptr, true);
-            for (i64 n = r.n0; n < r.n1; ++n) {
-                float* z = zrow(w, p, G, n, tt);
-                float* c = w.c + n * U;
-                float* h = w.h + n * U;
-                if (fused)
-                    vmath::lstm_cell(z, c, h, U);
-                else
-                    graft_rt::rnn_lstm_cell(z, c, h, pp, U, p, activate);
-            }
+            for (i64 n = r.n0; n < r.n1; ++n) cell(zrow(w, p, G, n, tt), w, n);
         });
         if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
     });

@@ -32,7 +32,7 @@ fvec rv(i64 n, std::mt19937& g, float s) { return rand_vec(g, n, -s, s); }
 void run_and_check(const Setup& s, RnnPrepared prep, const dvec& yr, const dvec& hr, const dvec& cr, double tol = 1e-5) {
     const RnnParams& p = s.p;
     fvec y(yr.size(), 7.f), hl(hr.size(), 7.f), cl(cr.size(), 7.f);
-    const i64 ws = rnn_workspace(p, gates(s.kind));
+    const i64 ws = rnn_work_floats(p, static_cast<int>(gates(s.kind)), prep);
     fvec work(static_cast<std::size_t>(ws + (prep.w_q ? rnn_qwork(p) : 0)), 1e30f);  // stale garbage
     if (prep.w_q) prep.qwork = work.data() + ws;
     const float* mask = p.masked ? s.mask.data() : nullptr;
@@ -126,6 +126,20 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
                             INFO("both layouts, 3 threads");
                             run_and_check(s, prep, yr, hr, cr);
                         }
+                        if (kind != Kind::gru) {
+                            const fvec wr = rnn_pack_stacked(s.W.data(), s.R.data(), p.i, u, static_cast<int>(G));
+                            RnnPrepared st;
+                            st.wr_packed = wr.data();
+                            {
+                                INFO("[W; R] stacked");
+                                run_and_check(s, st, yr, hr, cr);
+                            }
+                            st.pool = &three;
+                            {
+                                INFO("[W; R] stacked, 3 threads");
+                                run_and_check(s, st, yr, hr, cr);
+                            }
+                        }
                     }
     }
 }
@@ -170,6 +184,13 @@ TEST_CASE("recurrent: a large batch split over threads (the parallel threshold i
             run_and_check(s, prep, yr, hr, cr);
             prep.r_packed = nullptr;  // plain R, split batch
             run_and_check(s, prep, yr, hr, cr);
+            if (kind != Kind::gru) {  // [W; R] stacked, split batch
+                const fvec wr = rnn_pack_stacked(s.W.data(), s.R.data(), p.i, p.u, static_cast<int>(G));
+                RnnPrepared st;
+                st.wr_packed = wr.data();
+                st.pool = &two;
+                run_and_check(s, st, yr, hr, cr);
+            }
         }
 }
 

@@ -165,6 +165,13 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
         if (bv) prep.b_parts = b.keep_shared(cst(*bv), "lstm parts bias " + dims, [&] { return order(*bv, 1); });
         return prep;
     }
+    if (a.cell != Cell::gru && p.n >= 2 && wv.is_constant() && rv.is_constant() && !prep.w_q) {
+        // Several rows, fp32: each step one product with [W; R] stacked (cpu::RnnPrepared::wr_packed).
+        const std::string tag = "stacked pack_b " + dims + " with " + rv.name();  // depends on R as well
+        prep.wr_packed = b.keep_shared(cst(wv), tag,
+                                       [&] { return cpu::rnn_pack_stacked(data(wv), data(rv), p.i, p.u, a.gates); });
+        return prep;
+    }
     if (wv.is_constant() && !prep.w_q)
         prep.w_packed = b.keep_shared(cst(wv), "pack_b " + dims, [&] { return cpu::gemm::pack_b(data(wv), a.gates * p.u, p.i, a.gates * p.u); });
     if (rv.is_constant()) {
@@ -186,7 +193,7 @@ std::unique_ptr<native::Kernel> build_rnn(native::BuildContext& b) {
     const auto p = a.params(op);
     const cpu::RnnPrepared prep = prepare(b, a, p);
     // The int8 / bf16 products' scratch follows the recurrent workspace.
-    const i64 rnn_floats = graft_rt::rnn_workspace(p, a.gates);
+    const i64 rnn_floats = cpu::rnn_work_floats(p, a.gates, prep);
     auto work = b.workspace(static_cast<std::size_t>(rnn_floats + (prep.w_q ? cpu::rnn_qwork(p) : 0)));
     auto x = b.in("x"), w = b.in("w"), r = b.in("r"), y = b.out("y");
     const auto bias = optional_in(b, "b"), mask = optional_in(b, "mask");
