@@ -15,7 +15,7 @@ constexpr std::size_t kAlign = 64;
 class Builder final : public BuildContext {
 public:
     Builder(const Operator& op, const optimize::MemoryPlan& plan, std::size_t workspace_offset,
-            std::vector<std::shared_ptr<const std::vector<float>>>& kept, PackCache* packs, Precision precision)
+            std::vector<std::shared_ptr<const void>>& kept, PackCache* packs, Precision precision)
         : op_(op), plan_(plan), workspace_offset_(workspace_offset), kept_(kept), packs_(packs), precision_(precision) {}
 
     const Operator& op() const override { return op_; }
@@ -37,7 +37,7 @@ public:
     const float* keep_shared(const ConstantVariable& source, const std::string& tag,
                              const std::function<std::vector<float>()>& make) override {
         if (!packs_) return keep(std::make_shared<const std::vector<float>>(make()));
-        return keep(packs_->get(source, tag, make));
+        return packs_->get(source, tag, make);
     }
     Slot workspace(std::size_t floats) override {
         workspace_floats_ = std::max(workspace_floats_, floats);
@@ -50,7 +50,7 @@ private:
     const Operator& op_;
     const optimize::MemoryPlan& plan_;
     std::size_t workspace_offset_;
-    std::vector<std::shared_ptr<const std::vector<float>>>& kept_;
+    std::vector<std::shared_ptr<const void>>& kept_;
     PackCache* packs_;
     Precision precision_;
     std::size_t workspace_floats_ = 0;
@@ -58,13 +58,12 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const std::vector<float>> PackCache::get(const ConstantVariable& source, const std::string& tag,
-                                                         const std::function<std::vector<float>()>& make) {
+const float* PackCache::get(const ConstantVariable& source, const std::string& tag,
+                            const std::function<std::vector<float>()>& make) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto key = std::make_pair(static_cast<const void*>(source.shared_data().get()), tag);
     auto it = blocks_.find(key);
-    if (it == blocks_.end())
-        it = blocks_.emplace(key, Entry{source.shared_data(), std::make_shared<const std::vector<float>>(make())}).first;
+    if (it == blocks_.end()) it = blocks_.emplace(key, Entry{source.shared_data(), slab_->add(make())}).first;
     return it->second.block;
 }
 
@@ -83,6 +82,7 @@ std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, Pa
     const std::size_t ws_offset = (p->plan_.arena_bytes + kAlign - 1) / kAlign * kAlign;
     std::size_t ws_floats = 0;
     const std::set<const Operator*> elided(p->plan_.elided.begin(), p->plan_.elided.end());
+    if (packs) p->kept_.push_back(packs->storage());  // the blocks keep_shared returns
     for (const Operator* op : graph.topological_order()) {
         if (elided.count(op)) {  // a Concat whose inputs were written into their slices of y
             ++p->elided_;

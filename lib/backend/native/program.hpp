@@ -14,24 +14,29 @@
 #include "graft/backend/native_kernel.hpp"
 #include "graft/optimize/passes.hpp"
 #include "graft/registry.hpp"
+#include "backend/native/weight_slab.hpp"
 
 namespace graft::native {
 
 /// Blocks derived from constants (prepacked weights) that the programs of one Model share:
-/// BuildContext::keep_shared. Thread-safe.
+/// BuildContext::keep_shared. They live in a WeightSlab (huge pages where the system has them),
+/// which each program that uses them holds (storage()). Thread-safe.
 class PackCache {
 public:
-    std::shared_ptr<const std::vector<float>> get(const ConstantVariable& source, const std::string& tag,
-                                                  const std::function<std::vector<float>()>& make);
+    PackCache() : slab_(std::make_shared<WeightSlab>()) {}
+    const float* get(const ConstantVariable& source, const std::string& tag, const std::function<std::vector<float>()>& make);
     std::size_t blocks() const;
+    std::shared_ptr<const void> storage() const { return slab_; }
 
 private:
     mutable std::mutex mutex_;
     // Keyed by the constant's data; holding that data keeps its address from being reused.
     struct Entry {
-        std::shared_ptr<const std::vector<float>> source, block;
+        std::shared_ptr<const std::vector<float>> source;
+        const float* block;
     };
     std::map<std::pair<const void*, std::string>, Entry> blocks_;
+    std::shared_ptr<WeightSlab> slab_;
 };
 
 class Program {
@@ -71,7 +76,7 @@ private:
     Program() = default;
     std::vector<HandlerOwner> owners_;                     // keeps plugin libraries loaded: first, destroyed last
     Graph graph_;                                          // the specialized graph (constants live here)
-    std::vector<std::shared_ptr<const std::vector<float>>> kept_;
+    std::vector<std::shared_ptr<const void>> kept_;     // constants and prepacked blocks the kernels read
     std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
     std::vector<KernelOrigin> origins_;                    // one per kernel
     optimize::MemoryPlan plan_;

@@ -1,0 +1,49 @@
+#include "backend/native/weight_slab.hpp"
+
+#include <cstring>
+#include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace graft::native {
+
+namespace {
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64 and arm64 transparent huge pages
+constexpr std::size_t kChunk = 2 * kHugePage;            // a chunk at least; a larger block gets its own
+constexpr std::size_t kBlockAlign = 64;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+void WeightSlab::Free::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{align}); }
+
+const float* WeightSlab::add(const std::vector<float>& block) {
+    const std::size_t bytes = round_up(block.size() * sizeof(float), kBlockAlign);
+    if (chunks_.empty() || chunks_.back().size - chunks_.back().used < bytes) {
+        Chunk c;
+        c.size = round_up(std::max(bytes, kChunk), kHugePage);
+        c.mem = std::unique_ptr<std::byte, Free>(
+            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kHugePage})), Free{kHugePage});
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        madvise(c.mem.get(), c.size, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
+#endif
+        chunks_.push_back(std::move(c));
+    }
+    Chunk& c = chunks_.back();
+    std::byte* at = c.mem.get() + c.used;
+    if (!block.empty()) std::memcpy(at, block.data(), block.size() * sizeof(float));
+    c.used += bytes;
+    return reinterpret_cast<const float*>(at);
+}
+
+std::size_t WeightSlab::reserved() const noexcept {
+    std::size_t n = 0;
+    for (const auto& c : chunks_) n += c.size;
+    return n;
+}
+
+}  // namespace graft::native
