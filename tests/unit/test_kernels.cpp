@@ -470,6 +470,11 @@ TEST_CASE("graft_rt::transpose: random ranks, shapes and permutations", "[kernel
     check({3, 4}, {0, 1});
     check({2, 5, 6, 3}, {0, 3, 1, 2});   // NHWC -> NCHW
     check({2, 3, 5, 6}, {0, 2, 3, 1});   // NCHW -> NHWC
+    for (i64 c = 1; c <= 5; ++c) {         // an image to channels-last: c rows interleaved
+        check({1, c, 9, 13}, {0, 2, 3, 1});
+        check({c, 37}, {1, 0});
+        check({2, c, 4, 5}, {0, 2, 3, 1});  // batch 2: not the single interleave
+    }
     check({1, 7, 1, 9}, {3, 2, 1, 0});
     check({4, 1, 1}, {2, 1, 0});
     check({2, 3, 4, 5, 2, 3, 2, 2}, {7, 0, 6, 1, 5, 2, 4, 3});

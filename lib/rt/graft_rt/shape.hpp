@@ -23,6 +23,13 @@ inline void odometer(int q, const i64* d, const i64* xs, const i64* ys, F f) {
     while (next_position(q, d, idx, xo, xs, yo, ys));
 }
 
+/// y[i, j] = x[j * stride + i] for i < n, j < C: C rows of x interleaved.
+template <int C>
+inline void interleave(const float* x, i64 stride, float* y, i64 n) {
+    for (i64 i = 0; i < n; ++i)
+        for (int j = 0; j < C; ++j) y[i * C + j] = x[j * stride + i];
+}
+
 /// y = x with its axes permuted: y's axis i is x's axis perm[i]. Size-1 axes are dropped and
 /// axes adjacent in both fused; contiguous runs are copied, and otherwise the output axis that is
 /// contiguous in x is tiled against the innermost output axis, so that reads and writes both
@@ -75,6 +82,15 @@ inline void transpose_strided(const float* x, float* y, const i64* in_shape, con
     }
     constexpr i64 B = 16;
     const i64 da = d[a], ya = ys[a];
+    if (q == 2 && ya == inner && inner <= 4) {  // rows of x interleaved into few columns (an image to
+        // channels-last): one sweep, each row of y written whole (the compiler vectorizes a fixed count)
+        switch (inner) {
+            case 2: interleave<2>(x, in_stride, y, da); return;
+            case 3: interleave<3>(x, in_stride, y, da); return;
+            case 4: interleave<4>(x, in_stride, y, da); return;
+            default: break;
+        }
+    }
     i64 od[max_rank], oxs[max_rank], oys[max_rank];  // the other axes: all but a and the innermost
     int oq = 0;
     for (int k = 0; k < q - 1; ++k) {
