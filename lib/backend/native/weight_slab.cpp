@@ -1,5 +1,6 @@
 #include "backend/native/weight_slab.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -11,8 +12,17 @@ namespace graft::native {
 
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;  // x86-64 and arm64 transparent huge pages
-constexpr std::size_t kChunk = 2 * kHugePage;            // a chunk at least; a larger block gets its own
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+// Chunks of whole transparent huge pages (2 MB on x86-64 and arm64), 4 MB at least; a larger
+// block gets a chunk of its own.
+constexpr std::size_t kPage = std::size_t{2} << 20;
+constexpr std::size_t kChunk = 2 * kPage;
+#else
+// No huge pages to ask for (WebAssembly, other systems): every block its own allocation, so that
+// a small model does not reserve a chunk it leaves empty.
+constexpr std::size_t kPage = 64;
+constexpr std::size_t kChunk = 0;
+#endif
 constexpr std::size_t kBlockAlign = 64;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
@@ -25,9 +35,9 @@ const float* WeightSlab::add(const std::vector<float>& block) {
     const std::size_t bytes = round_up(block.size() * sizeof(float), kBlockAlign);
     if (chunks_.empty() || chunks_.back().size - chunks_.back().used < bytes) {
         Chunk c;
-        c.size = round_up(std::max(bytes, kChunk), kHugePage);
+        c.size = round_up(std::max({bytes, kChunk, kBlockAlign}), kPage);
         c.mem = std::unique_ptr<std::byte, Free>(
-            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kHugePage})), Free{kHugePage});
+            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kPage})), Free{kPage});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         madvise(c.mem.get(), c.size, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
 #endif

@@ -1,8 +1,9 @@
 // Read-only blocks derived from constants (prepacked weights), copied into a few large chunks
-// that the kernel is asked to back with transparent huge pages (Linux, madvise). Weights that do
-// not stay in the caches are streamed from L3 or DRAM on every run; on 4 KB pages the hardware
-// prefetchers stop at every page boundary and the TLB misses along a weight matrix, on 2 MB pages
-// neither happens (bench/RESULTS.md, session 20).
+// that the kernel is asked to back with transparent huge pages (Linux, madvise; elsewhere each
+// block is an allocation of its own). Weights that do not stay in the caches are streamed from
+// L3 or DRAM on every run; on 4 KB pages the hardware prefetchers stop at every page boundary
+// and the TLB misses along a weight matrix, on 2 MB pages neither happens (bench/RESULTS.md,
+// session 20).
 #pragma once
 
 #include <cstddef>
