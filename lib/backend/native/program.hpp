@@ -76,7 +76,7 @@ private:
     Program() = default;
     std::vector<HandlerOwner> owners_;                     // keeps plugin libraries loaded: first, destroyed last
     Graph graph_;                                          // the specialized graph (constants live here)
-    std::vector<std::shared_ptr<const void>> kept_;     // constants and prepacked blocks the kernels read
+    std::vector<std::shared_ptr<const void>> kept_;        // constants and prepacked blocks the kernels read
     std::vector<std::unique_ptr<Kernel>> kernels_;         // destroyed before owners_ (declared after)
     std::vector<KernelOrigin> origins_;                    // one per kernel
     optimize::MemoryPlan plan_;
