@@ -29,7 +29,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 }  // namespace
 
-void WeightSlab::Free::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{align}); }
+void WeightSlab::Free::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{kPage}); }
 
 const float* WeightSlab::add(const std::vector<float>& block) {
     const std::size_t bytes = round_up(block.size() * sizeof(float), kBlockAlign);
@@ -37,7 +37,7 @@ const float* WeightSlab::add(const std::vector<float>& block) {
         Chunk c;
         c.size = round_up(std::max({bytes, kChunk, kBlockAlign}), kPage);
         c.mem = std::unique_ptr<std::byte, Free>(
-            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kPage})), Free{kPage});
+            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kPage})), Free{});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         madvise(c.mem.get(), c.size, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
 #endif
@@ -48,12 +48,6 @@ const float* WeightSlab::add(const std::vector<float>& block) {
     if (!block.empty()) std::memcpy(at, block.data(), block.size() * sizeof(float));
     c.used += bytes;
     return reinterpret_cast<const float*>(at);
-}
-
-std::size_t WeightSlab::reserved() const noexcept {
-    std::size_t n = 0;
-    for (const auto& c : chunks_) n += c.size;
-    return n;
 }
 
 }  // namespace graft::native

@@ -20,12 +20,9 @@ public:
 
     /// A copy of `block`, 64-byte aligned, valid as long as the slab.
     const float* add(const std::vector<float>& block);
-    /// Bytes the chunks reserve (address space; pages are committed as they are written).
-    std::size_t reserved() const noexcept;
 
 private:
-    struct Free {
-        std::size_t align;
+    struct Free {  // the aligned operator delete matching add()'s operator new
         void operator()(std::byte* p) const noexcept;
     };
     struct Chunk {
