@@ -32,6 +32,7 @@ struct UkArgs {
     bool clamp;             // then min(hi, max(lo, x)) (NaN stays): clip, ReLU6
     float lo, hi;
     int tiles = 1;          // tiles side by side, (16 * P) columns and P panels apart; all full if > 1
+    std::int64_t prefetch = 0;  // > 0: prefetch each panel of B this many k rows ahead
 };
 
 using Uk = void (*)(const UkArgs&);
