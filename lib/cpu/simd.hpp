@@ -7,7 +7,8 @@
 //
 // Every type has: T (the register), W (floats per register), load / store (unaligned), set1,
 // bcast (a float from memory), zero, add, sub, mul, div, fma (a*b + c), fnma (c - a*b),
-// max / min (b when either is NaN) and max0 (ReLU).
+// max / min (b when either is NaN), max0 (ReLU), and hsum / hmax (the sum / the largest of the
+// lanes, by halves; a NaN lane may be passed over by hmax).
 //
 // A file with per-ISA copies of a kernel text compiles the portable copy as is and, where
 // GRAFT_SIMD_X86 is defined, the others between GRAFT_SIMD_AVX2_BEGIN / _END and
@@ -52,6 +53,11 @@ struct Vec4 {
     static inline T min(T a, T b) { return a < b ? a : b; }
     static inline T max0(T a) { return a > T{} ? a : T{}; }
 #endif
+    static inline float hsum(T v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+    static inline float hmax(T v) {
+        const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
+        return a > b ? a : b;
+    }
 };
 
 }  // namespace graft::cpu::simd
@@ -104,6 +110,16 @@ struct Avx2 {
     static inline T max(T a, T b) { return _mm256_max_ps(a, b); }
     static inline T min(T a, T b) { return _mm256_min_ps(a, b); }
     static inline T max0(T a) { return _mm256_max_ps(a, _mm256_setzero_ps()); }
+    static inline float hsum(T v) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+    }
+    static inline float hmax(T v) {
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+    }
 };
 }  // namespace graft::cpu::simd
 GRAFT_SIMD_AVX2_END
@@ -127,6 +143,8 @@ struct Avx512 {
     static inline T max(T a, T b) { return _mm512_max_ps(a, b); }
     static inline T min(T a, T b) { return _mm512_min_ps(a, b); }
     static inline T max0(T a) { return _mm512_max_ps(a, _mm512_setzero_ps()); }
+    static inline float hsum(T v) { return _mm512_reduce_add_ps(v); }
+    static inline float hmax(T v) { return _mm512_reduce_max_ps(v); }
 };
 }  // namespace graft::cpu::simd
 GRAFT_SIMD_AVX512_END
