@@ -7,12 +7,18 @@
 // next h, so one barrier per step is all the synchronization: h is double-buffered (every slice
 // reads all of h_s while writing its units of h_s+1). Each thread streams only its own slice of
 // R, from its own core's L2. Without a pool the slices run one after the other.
+//
+// Where gemv_block_tile runs (gemv_tile.hpp), a slice's input projection is not computed up front
+// for all steps: only the first 8 steps' (and the last T % 8), and each further group of 8 steps'
+// tiles inside the column blocks of the 8 steps before it, in the multiply-add slots that the
+// L2-bound h . R leaves idle.
 #include <atomic>
 #include <cstring>
 #include <thread>
 
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
+#include "cpu/gemm/gemv_tile.hpp"
 #include "cpu/gemm/ukernel.hpp"
 #include "cpu/recurrent_parts.hpp"
 #include "cpu/vmath.hpp"
@@ -78,15 +84,37 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
     float* o = cs + 3 * U;
     if (mask) std::memset(o, 0, bytes(U));
 
-    auto slice = [&](i64 t) {
-        const i64 u0 = t * uh;
-        // This slice's columns of the input projection for all timesteps.
+    // The projection's rows (timesteps tt) of steps [s0, s1): a range either way.
+    const auto first_row = [&](i64 s0, i64 s1) { return p.go_backwards ? p.t - s1 : s0; };
+    // Groups of 8 steps whose projection runs in the steps of the group before (see above):
+    // slices of whole column blocks, 8-row tiles of 32 columns.
+    constexpr i64 S = gemm::kTileRows;
+    const bool interleave = gemm::gemv_block_tile_available() && cols % gemm::kGemvBlock == 0 && p.t >= 2 * S;
+    const i64 groups = interleave ? p.t / S : 1;  // groups 1 .. groups - 1 are projected in the steps
+    // A group's S steps have S * cols / 128 blocks for the next group's cols / 32 tiles: a tile in
+    // every other block.
+    const i64 blocks = cols / gemm::kGemvBlock;
+    static_assert(S * gemm::kTileCols == 2 * gemm::kGemvBlock, "a tile in every other block");
+
+    // Slice t's columns of the projection of steps [s0, s1).
+    auto project = [&](i64 t, i64 s0, i64 s1) {
+        if (s1 <= s0) return;
+        const i64 r0 = first_row(s0, s1);
         gemm::Epilogue pe;
         pe.bias = pr.b_parts ? pr.b_parts + t * cols : nullptr;
         gemm::BMatrix wb;
         wb.data = pr.w_packed + (t * cols / gemm::kPanel) * p.i * gemm::kPanel;
         wb.packed = true;
-        gemm::gemm(p.t, cols, p.i, x, p.i, wb, xp + t * cols, G, pe, nullptr);
+        gemm::gemm(s1 - s0, cols, p.i, x + r0 * p.i, p.i, wb, xp + r0 * G + t * cols, G, pe, nullptr);
+    };
+    auto slice = [&](i64 t) {
+        const i64 u0 = t * uh;
+        if (interleave) {
+            project(t, 0, S);
+            project(t, groups * S, p.t);
+        } else {
+            project(t, 0, p.t);
+        }
         if (h0)
             std::memcpy(hb[0] + u0, h0 + u0, bytes(uh));
         else
@@ -103,7 +131,34 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         const float* hc = hb[s & 1];
         float* hn = hb[(s + 1) & 1];
         float* z = xp + tt * G;
-        gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
+        const i64 next = s / S + 1;  // the group whose tiles this step's blocks carry
+        if (!interleave || next >= groups) {
+            gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
+        } else {
+            const i64 r0 = first_row(next * S, next * S + S);
+            for (i64 blk = 0; blk < blocks; ++blk) {
+                const i64 n0 = t * cols + blk * gemm::kGemvBlock, slot = (s % S) * blocks + blk;
+                if (slot % 2 != 0) {
+                    gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, n0, n0 + gemm::kGemvBlock);
+                    continue;
+                }
+                const i64 col = t * cols + slot / 2 * gemm::kTileCols;  // the tile's first column
+                gemm::GemvTileArgs a;
+                a.a = hc;
+                a.b = pr.r_gemv + n0 * U;
+                a.K = U;
+                a.c = z + n0;
+                a.a2 = x + r0 * p.i;
+                a.lda2 = p.i;
+                a.b2 = pr.w_packed + (col / gemm::kPanel) * p.i * gemm::kPanel;
+                a.bps2 = p.i * gemm::kPanel;
+                a.K2 = p.i;
+                a.c2 = xp + r0 * G + col;
+                a.ldc2 = G;
+                a.bias2 = pr.b_parts ? pr.b_parts + col : nullptr;
+                gemm::gemv_block_tile(a);
+            }
+        }
         const bool masked = mask && mask[tt] == 0.f;
         if (masked) std::memcpy(cs + u0, c + u0, bytes(uh));
         vmath::lstm_cell(z + t * cols, c + u0, hn + u0, uh);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -49,6 +50,31 @@ void run_and_check(const Setup& s, RnnPrepared prep, const dvec& yr, const dvec&
     CHECK(max_abs_error(y, yr) <= tol);
     CHECK(max_abs_error(hl, hr) <= tol);
     if (s.kind == Kind::lstm) CHECK(max_abs_error(cl, cr) <= tol);
+}
+
+/// An LSTM at batch 1 with its weights in part order (two slices, as ops/recurrent prepares
+/// them) on each pool, against the double reference.
+void check_parts(const Setup& s, bool with_bias, std::initializer_list<graft::cpu::ThreadPool*> pools) {
+    const RnnParams& p = s.p;
+    const i64 u = p.u, GU = 4 * u;
+    dvec yr, hr, cr;
+    ref(s, yr, hr, cr);
+    fvec wo(s.W.size()), ro(s.R.size()), bo(s.b.size());
+    rnn_lstm_part_order(s.W.data(), p.i, u, 2, wo.data());
+    rnn_lstm_part_order(s.R.data(), u, u, 2, ro.data());
+    rnn_lstm_part_order(s.b.data(), 1, u, 2, bo.data());
+    const fvec wp = gg::pack_b(wo.data(), GU, p.i, GU);
+    const fvec rg = gg::gemv_pack(ro.data(), GU, u, GU);
+    RnnPrepared prep;
+    prep.parts = 2;
+    prep.w_packed = wp.data();
+    prep.r_gemv = rg.data();
+    prep.b_parts = with_bias ? bo.data() : nullptr;
+    for (graft::cpu::ThreadPool* pool : pools) {
+        prep.pool = pool;
+        INFO("threads " << (pool ? pool->size() : 0));
+        run_and_check(s, prep, yr, hr, cr);
+    }
 }
 
 }  // namespace
@@ -224,26 +250,8 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
                 s.mask.assign(static_cast<std::size_t>(p.t), 1.f);
                 s.mask[1] = 0.f;
                 s.mask[static_cast<std::size_t>(p.t - 1)] = 0.f;
-                dvec yr, hr, cr;
-                ref(s, yr, hr, cr);
-                fvec wo(s.W.size()), ro(s.R.size()), bo(s.b.size());
-                rnn_lstm_part_order(s.W.data(), p.i, u, 2, wo.data());
-                rnn_lstm_part_order(s.R.data(), u, u, 2, ro.data());
-                rnn_lstm_part_order(s.b.data(), 1, u, 2, bo.data());
-                const fvec wp = gg::pack_b(wo.data(), GU, p.i, GU);
-                const fvec rg = gg::gemv_pack(ro.data(), GU, u, GU);
-                RnnPrepared prep;
-                prep.parts = 2;
-                prep.w_packed = wp.data();
-                prep.r_gemv = rg.data();
-                prep.b_parts = with_bias ? bo.data() : nullptr;
                 INFO("isa " << gg::isa_name(isa) << " u " << u << " variant " << variant);
-                for (graft::cpu::ThreadPool* pool :
-                     {static_cast<graft::cpu::ThreadPool*>(nullptr), &one, &two, &three}) {
-                    prep.pool = pool;
-                    INFO("threads " << (pool ? pool->size() : 0));
-                    run_and_check(s, prep, yr, hr, cr);
-                }
+                check_parts(s, with_bias, {nullptr, &one, &two, &three});
             }
     }
     // Part order with activations it does not cover: the kernel falls back to the plain path.
@@ -264,6 +272,44 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
     prep.r_gemv = junk.data();
     prep.b_parts = junk.data();
     run_and_check(s, prep, yr, hr, cr);
+}
+
+// Long enough for the projection to run inside the steps (gemv_tile.hpp; AVX-512): 8-step groups
+// and a tail, both directions, masks, input sizes for 1, 2 and 4 block rows per tile row.
+TEST_CASE("recurrent: LSTM at batch 1 with the projection interleaved in the steps", "[kernels][recurrent]") {
+    std::mt19937 g(17);
+    graft::cpu::ThreadPool two(2);
+    const auto isas = graft_test::isas();
+    graft_test::IsaGuard restore;
+    struct Shape {
+        i64 t, i, u;
+    };
+    for (gg::Isa isa : isas) {
+        REQUIRE(gg::set_isa(isa));
+        for (const Shape sh : {Shape{16, 64, 128}, Shape{21, 30, 128}, Shape{37, 200, 64}, Shape{24, 7, 192}})
+            for (int variant = 0; variant < 4; ++variant) {
+                Setup s;
+                s.kind = Kind::lstm;
+                RnnParams& p = s.p;
+                p.n = 1, p.t = sh.t, p.i = sh.i, p.u = sh.u;
+                p.return_sequences = variant != 1;
+                p.go_backwards = variant == 1 || variant == 3;
+                p.masked = variant >= 2;
+                s.states0 = variant == 2;
+                const i64 GU = 4 * p.u;
+                s.x = rv(p.t * p.i, g, 1.f);
+                s.W = rv(p.i * GU, g, 0.6f / std::sqrt(static_cast<float>(p.i)));
+                s.R = rv(p.u * GU, g, 0.6f / std::sqrt(static_cast<float>(p.u)));
+                const bool with_bias = variant != 3;
+                s.b = with_bias ? rv(GU, g, 0.5f) : fvec(static_cast<std::size_t>(GU), 0.f);
+                s.h0 = rv(p.u, g, 0.8f);
+                s.c0 = rv(p.u, g, 0.8f);
+                s.mask.assign(static_cast<std::size_t>(p.t), 1.f);
+                s.mask[3] = s.mask[9] = s.mask[static_cast<std::size_t>(p.t - 2)] = 0.f;
+                INFO("isa " << gg::isa_name(isa) << " t " << p.t << " i " << p.i << " u " << p.u << " variant " << variant);
+                check_parts(s, with_bias, {nullptr, &two});
+            }
+    }
 }
 
 // int8 (gemm::qgemm): W and R quantised per column, h and x per row at run time; an int8 LSTM at
