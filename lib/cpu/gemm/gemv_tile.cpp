@@ -59,6 +59,22 @@ void run(const GemvTileArgs& g) {
 
 }  // namespace
 
+void gemv_block(const float* a, const float* b, std::int64_t K, float* c) {
+    __m512 acc[8], acc2[8];  // even and odd k rows
+#pragma GCC unroll 8
+    for (int v = 0; v < 8; ++v) acc[v] = _mm512_loadu_ps(c + 16 * v), acc2[v] = _mm512_setzero_ps();
+    GemvTileArgs g{};
+    g.a = a, g.b = b;
+    i64 k = 0;
+    for (; k + 2 <= K; k += 2) {
+        block_row(g, k, acc);
+        block_row(g, k + 1, acc2);
+    }
+    if (k < K) block_row(g, k, acc);
+#pragma GCC unroll 8
+    for (int v = 0; v < 8; ++v) _mm512_storeu_ps(c + 16 * v, _mm512_add_ps(acc[v], acc2[v]));
+}
+
 void gemv_block_tile(const GemvTileArgs& g) {
     // As many block rows per tile row as keeps both streams going to the end.
     if (g.K >= 4 * g.K2)
@@ -75,6 +91,7 @@ bool gemv_block_tile_available() { return active_isa() == Isa::avx512; }
 #else
 bool gemv_block_tile_available() { return false; }
 void gemv_block_tile(const GemvTileArgs&) {}
+void gemv_block(const float*, const float*, std::int64_t, float*) {}
 #endif
 
 }  // namespace graft::cpu::gemm

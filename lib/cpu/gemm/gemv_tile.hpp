@@ -40,4 +40,7 @@ bool gemv_block_tile_available();
 /// Both products of g (K, K2 >= 1). Only where gemv_block_tile_available().
 void gemv_block_tile(const GemvTileArgs& g);
 
+/// The block alone: c[0, 128) += a[0, K) . B. Only where gemv_block_tile_available().
+void gemv_block(const float* a, const float* b, std::int64_t K, float* c);
+
 }  // namespace graft::cpu::gemm
