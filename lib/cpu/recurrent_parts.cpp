@@ -135,14 +135,14 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         if (!interleave) {
             gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
         } else {
-            const i64 r0 = first_row(next * S, next * S + S);
             for (i64 blk = 0; blk < blocks; ++blk) {
                 const i64 n0 = t * cols + blk * gemm::kGemvBlock, slot = (s % S) * blocks + blk;
                 if (next >= groups || slot % 2 != 0) {  // no tile: the block kernel without gemv_columns around it
                     gemm::gemv_block(hc, pr.r_gemv + n0 * U, U, z + n0);
                     continue;
                 }
-                const i64 col = t * cols + slot / 2 * gemm::kTileCols;  // the tile's first column
+                const i64 col = t * cols + slot / 2 * gemm::kTileCols;  // the tile's first column and row
+                const i64 r0 = first_row(next * S, next * S + S);
                 gemm::GemvTileArgs a;
                 a.a = hc;
                 a.b = pr.r_gemv + n0 * U;

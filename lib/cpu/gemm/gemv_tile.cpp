@@ -23,11 +23,11 @@ inline __attribute__((always_inline)) void tile_row(const GemvTileArgs& g, i64 i
     }
 }
 
-/// The block's k row k: 8 vectors of B times a[k].
-inline __attribute__((always_inline)) void block_row(const GemvTileArgs& g, i64 k, __m512 (&acc)[8]) {
-    const __m512 a = _mm512_set1_ps(g.a[k]);
+/// The block's k row k: 8 vectors of b times a[k].
+inline __attribute__((always_inline)) void block_row(const float* a, const float* b, i64 k, __m512 (&acc)[8]) {
+    const __m512 ak = _mm512_set1_ps(a[k]);
 #pragma GCC unroll 8
-    for (int v = 0; v < 8; ++v) acc[v] = _mm512_fmadd_ps(a, _mm512_loadu_ps(g.b + k * kGemvBlock + 16 * v), acc[v]);
+    for (int v = 0; v < 8; ++v) acc[v] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(b + k * kGemvBlock + 16 * v), acc[v]);
 }
 
 /// Q block rows per tile row while both last, then what is left of either.
@@ -43,10 +43,10 @@ void run(const GemvTileArgs& g) {
     i64 k = 0, i = 0;
     for (; i < g.K2 && k + Q <= g.K; ++i, k += Q) {
 #pragma GCC unroll 4
-        for (int q = 0; q < Q; ++q) block_row(g, k + q, acc);
+        for (int q = 0; q < Q; ++q) block_row(g.a, g.b, k + q, acc);
         tile_row(g, i, t);
     }
-    for (; k < g.K; ++k) block_row(g, k, acc);
+    for (; k < g.K; ++k) block_row(g.a, g.b, k, acc);
     for (; i < g.K2; ++i) tile_row(g, i, t);
 #pragma GCC unroll 8
     for (int v = 0; v < 8; ++v) _mm512_storeu_ps(g.c + 16 * v, acc[v]);
@@ -60,19 +60,13 @@ void run(const GemvTileArgs& g) {
 }  // namespace
 
 void gemv_block(const float* a, const float* b, std::int64_t K, float* c) {
-    __m512 acc[8], acc2[8];  // even and odd k rows
+    __m512 acc[8];
 #pragma GCC unroll 8
-    for (int v = 0; v < 8; ++v) acc[v] = _mm512_loadu_ps(c + 16 * v), acc2[v] = _mm512_setzero_ps();
-    GemvTileArgs g{};
-    g.a = a, g.b = b;
-    i64 k = 0;
-    for (; k + 2 <= K; k += 2) {
-        block_row(g, k, acc);
-        block_row(g, k + 1, acc2);
-    }
-    if (k < K) block_row(g, k, acc);
+    for (int v = 0; v < 8; ++v) acc[v] = _mm512_loadu_ps(c + 16 * v);
+#pragma GCC unroll 2
+    for (i64 k = 0; k < K; ++k) block_row(a, b, k, acc);
 #pragma GCC unroll 8
-    for (int v = 0; v < 8; ++v) _mm512_storeu_ps(c + 16 * v, _mm512_add_ps(acc[v], acc2[v]));
+    for (int v = 0; v < 8; ++v) _mm512_storeu_ps(c + 16 * v, acc[v]);
 }
 
 void gemv_block_tile(const GemvTileArgs& g) {
