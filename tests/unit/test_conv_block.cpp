@@ -205,4 +205,50 @@ TEST_CASE("conv block: by default only chains whose expanded tensor would leave 
     CHECK(fused(large) == 1);
 }
 
+TEST_CASE("conv block: a stem (3x3 / 2 over 3 channels) fuses as the expand and gives the unfused values exactly",
+          "[fusion][conv]") {
+    // MobileNet v2's stem and first block: Conv2D 3x3 stride 2 (ReLU6) -> depthwise 3x3 -> 1x1.
+    // Its patches of 27 taps run fp32 at every precision, so int8 changes the project only.
+    const auto stem_chain = [](Net& n, i64 h, i64 w, i64 cin, i64 e, const std::string& padding) {
+        Variable* x = n.input("x", OrderNHWC, {2, h, w, cin});
+        Variable* s = n.y(n.op("Conv2D", "stem",
+                               {{"x", x},
+                                {"w", n.constant("stem/w", OrderHWCN, {3, 3, cin, e})},
+                                {"b", n.constant("stem/b", OrderC, {e})}},
+                               relu6(attrs({{"strides", Ints{2, 2}},
+                                            {"dilations", Ints{1, 1}},
+                                            {"padding", padding}}))));
+        n.output(pointwise(n, "project", depthwise(n, "dw", s, e, 1), e, 6, true));
+    };
+    struct Case {
+        i64 h, w;
+        const char* padding;  // 'same' at stride 2 pads the bottom and right of an even image only
+    };
+    for (const Case c : {Case{13, 11, "same"}, Case{12, 10, "same"}, Case{9, 14, "valid"}}) {
+        Net n;
+        stem_chain(n, c.h, c.w, 3, 16, c.padding);
+        const auto inputs = random_inputs(n.g, 4);
+        for (const graft::Precision prec : {graft::Precision::fp32, graft::Precision::int8}) {
+            std::vector<Tensor> want;
+            {
+                FuseEnv off("0");
+                want = run_native(n.g, *n.reg, inputs, prec);
+            }
+            for (const char* mode : {"all", "rows=1", "rows=2", "rows=5"}) {
+                INFO("h " << c.h << " w " << c.w << " " << c.padding << ", " << graft::precision_name(prec)
+                          << ", GRAFT_FUSE_BLOCKS=" << mode);
+                FuseEnv on(mode);
+                CHECK(fused(n) == 1);
+                CHECK(max_diff(run_native(n.g, *n.reg, inputs, prec), want) == 0.0);
+            }
+        }
+    }
+    SECTION("a spatial expand with 32 taps or more (it may run reduced alone) stays unfused") {
+        FuseEnv all("all");
+        Net n;
+        stem_chain(n, 12, 12, 4, 16, "same");  // 3 x 3 x 4 = 36 taps
+        CHECK(fused(n) == 0);
+    }
+}
+
 }  // namespace graft_test_conv_block

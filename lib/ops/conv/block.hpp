@@ -2,6 +2,9 @@
 //
 //   x -> Conv2D 1x1 (expand, Cin -> E) -> DepthwiseConv2D (E) -> Conv2D 1x1 (project, E -> Cout) [+ r] -> y
 //
+// The expand may also be a small spatial convolution that runs as the fp32 implicit GEMM at any
+// precision (MobileNet v2's stem, 3x3 / 2 over 3 channels, with its first block's depthwise and
+// project).
 // Run op by op, the expanded tensor (E = 6 Cin channels: 4.8 MB per image at 112 x 112 x 96) goes
 // out to L3 or DRAM and comes back twice. The block kernel runs the three over bands of output
 // rows instead: the expand GEMM writes the band's input rows to a scratch buffer that stays in
