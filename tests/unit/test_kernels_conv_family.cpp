@@ -130,11 +130,13 @@ TEST_CASE("kernels: the native depthwise kernel matches a direct loop on every I
                               ActParams{Act::clip, -0.5f, 0.75f, 0.f}, ActParams{Act::tanh}};
     for (auto isa : graft_test::isas()) {
         graft::cpu::gemm::set_isa(isa);
-        for (int trial = 0; trial < 40; ++trial) {
+        for (int trial = 0; trial < 48; ++trial) {
             graft_rt::DepthwiseParams p{};
-            const bool k3 = trial % 4 != 3;  // mostly the 3x3 fast path; also 1x3, 5x5, dilated
-            p.n = ri(1, 2), p.h = ri(1, 9), p.w = ri(1, 30), p.mult = 1;
-            p.cin = trial % 3 == 0 ? 8 * ri(1, 5) : ri(1, 40);
+            // Mostly the 3x3 fast path; also 1x3, 5x5, dilated. The last trials: images large
+            // enough for several bands of rows (a quarter of the L2 each), one or two per thread.
+            const bool k3 = trial % 4 != 3 || trial >= 40, large = trial >= 40;
+            p.n = ri(1, 2), p.h = large ? ri(40, 72) : ri(1, 9), p.w = large ? ri(40, 72) : ri(1, 30), p.mult = 1;
+            p.cin = large ? 16 * ri(3, 5) + ri(0, 3) : trial % 3 == 0 ? 8 * ri(1, 5) : ri(1, 40);
             p.kh = k3 ? 3 : ri(1, 5), p.kw = k3 ? 3 : ri(1, 5);
             p.stride_h = ri(1, 2), p.stride_w = ri(1, 3);
             p.dil_h = k3 ? 1 : ri(1, 2), p.dil_w = k3 ? 1 : ri(1, 2);
