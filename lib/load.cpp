@@ -48,6 +48,7 @@ Model load(const std::string& path, const LoadOptions& options) {
     }
     model->set_threads(options.threads);
     model->set_batch_slice(options.batch_slice);
+    model->set_huge_pages(options.huge_pages);
     return std::move(*model);
 }
 

@@ -336,6 +336,9 @@ void Model::set_batch_slice(std::int64_t slice) {
 }
 std::int64_t Model::batch_slice() const { return shared_->batch_slice; }
 
+void Model::set_huge_pages(bool on) { shared_->packs.set_huge_pages(on); }
+bool Model::huge_pages() const { return shared_->packs.huge_pages(); }
+
 Precision Model::precision() const { return shared_->precision; }
 
 int Session::threads() const {

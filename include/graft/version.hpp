@@ -10,8 +10,8 @@
 /// boundary changes layout. It is also the shared library's SOVERSION. 4: DType gained uint8,
 /// uint16, int8 and bool, OpSchema gained integer_inputs. 5: native::BuildContext gained
 /// keep_shared. 6: native::BuildContext gained precision(), Model's constructors a precision.
-/// 7: LoadOptions gained batch_slice.
-#define GRAFT_PLUGIN_ABI_VERSION 7u
+/// 7: LoadOptions gained batch_slice. 8: LoadOptions gained huge_pages.
+#define GRAFT_PLUGIN_ABI_VERSION 8u
 
 namespace graft {
 inline constexpr const char* version_string() noexcept { return GRAFT_VERSION_STRING; }

@@ -132,6 +132,20 @@ TEST_CASE("api: a batch run in slices gives Keras' predictions for every input a
     CHECK(model.session().batch_plan({rows(in[0], 0, 1), rows(in[1], 0, 1)}).slice == 1);  // batch 1: nothing to slice
 }
 
+TEST_CASE("api: weights kept off huge pages give Keras' predictions", "[api]") {
+    graft::LoadOptions o;
+    o.huge_pages = false;
+    auto model = graft::load((kShared / "model.h5").string(), o);
+    CHECK_FALSE(model.huge_pages());
+    std::vector<graft::Tensor> in, ref;
+    for (std::size_t i = 0; i < model.num_inputs(); ++i) in.push_back(load_npy(kShared / ("input_" + model.input_name(i) + ".npy")));
+    for (std::size_t i = 0; i < model.num_outputs(); ++i) ref.push_back(load_npy(kShared / ("output_" + model.output_name(i) + ".npy")));
+    const auto out = model.run(in);
+    REQUIRE(out.size() == ref.size());
+    for (std::size_t i = 0; i < out.size(); ++i) CHECK(compare(out[i], ref[i], 1e-5, 1e-5).ok());
+    CHECK(graft::load((kShared / "model.h5").string()).huge_pages());  // the default
+}
+
 TEST_CASE("api: inputs are checked by name and shape", "[api][errors]") {
     auto model = graft::load((kShared / "model.h5").string());
     auto x = load_npy(kShared / ("input_" + model.input_name(0) + ".npy"));

@@ -156,6 +156,15 @@ TEST_CASE("cli: bench --json counts a recurrent matrix once per time step in the
     CHECK(d["weight_read_mb"].GetDouble() == d["weight_mb"].GetDouble());
 }
 
+TEST_CASE("cli: --no-huge-pages keeps the weights on ordinary pages, with the same results", "[cli]") {
+    TempDir tmp;
+    const auto r = run_cli({"run", kDense.model, "--input", kDense.input, "--no-huge-pages", "--output", (tmp / "y.npy").string()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_matches_reference(tmp / "y.npy", kDense.dir / "output_dense_5.npy");
+    CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "2", "--no-huge-pages"}).exit_code == 0);
+}
+
 TEST_CASE("cli: --batch-slice runs a batch a slice at a time, with the same results", "[cli][batch_slice]") {
     TempDir tmp;
     // Three samples in slices of 2: a full slice and the rest, against Keras' predictions.

@@ -134,6 +134,7 @@ void bench(const BenchOptions& o) {
     lo.opt_level = o.model.opt_level;
     lo.precision = precision_of(o.model);
     lo.batch_slice = o.model.batch_slice;
+    lo.huge_pages = !o.model.no_huge_pages;
     Model model = load(o.model.path, lo);
     note_precision(o.model, model);
     const double load_ms = ms_since(t0);

@@ -20,6 +20,7 @@ struct ModelOptions {
     Hdf5Containment hdf5;  ///< --hdf5-in-process, --hdf5-timeout (graft/hdf5_containment.hpp)
     std::string precision = "fp32";  ///< --precision (run, bench): LoadOptions::precision
     std::int64_t batch_slice = 0;    ///< --batch-slice (run, bench): LoadOptions::batch_slice
+    bool no_huge_pages = false;      ///< --no-huge-pages (run, bench): LoadOptions::huge_pages = false
 };
 
 /// --precision as LoadOptions::precision (the CLI accepts only the names parse_precision knows).

@@ -57,7 +57,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
         ->check(CLI::PositiveNumber);
 }
 
-/// --precision and --batch-slice, for the commands that run the model.
+/// --precision, --batch-slice and --no-huge-pages, for the commands that run the model.
 void add_run_options(CLI::App& cmd, ModelOptions& o) {
     cmd.add_option("--precision", o.precision,
                    "fp32 (default, exact to float rounding), int8 (Dense/MatMul and RNN weights quantised per column, "
@@ -68,6 +68,9 @@ void add_run_options(CLI::App& cmd, ModelOptions& o) {
                    "run a batch N samples at a time where the graph keeps samples apart (the results do not change); "
                    "0 (default): where graft's cost model says it is faster; -1: always whole")
         ->check(CLI::Range(std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()));
+    cmd.add_flag("--no-huge-pages", o.no_huge_pages,
+                 "keep prepacked weights on ordinary pages, each block an allocation of its own (default: in "
+                 "chunks Linux is asked to back with transparent huge pages, up to 2 MB more resident memory)");
 }
 
 }  // namespace

@@ -119,6 +119,7 @@ void run(const RunOptions& o) {
     load_options.opt_level = o.model.opt_level;
     load_options.precision = precision_of(o.model);
     load_options.batch_slice = o.model.batch_slice;
+    load_options.huge_pages = !o.model.no_huge_pages;
     const Model model = load(o.model.path, load_options);
     note_precision(o.model, model);
     if (!o.verify.empty()) {  // the model must reproduce its reference pair before it is used

@@ -27,6 +27,11 @@ public:
     const float* get(const ConstantVariable& source, const std::string& tag, const std::function<std::vector<float>()>& make);
     std::size_t blocks() const;
     std::shared_ptr<const void> storage() const { return slab_; }
+    /// WeightSlab::set_huge_pages for the blocks packed from now on.
+    void set_huge_pages(bool on);
+    bool huge_pages() const;
+    /// WeightSlab::reserved.
+    std::size_t reserved() const;
 
 private:
     mutable std::mutex mutex_;

@@ -29,17 +29,25 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 
 }  // namespace
 
-void WeightSlab::Free::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{kPage}); }
+void WeightSlab::Free::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{align}); }
+
+std::size_t WeightSlab::reserved() const noexcept {
+    std::size_t n = 0;
+    for (const Chunk& c : chunks_) n += c.size;
+    return n;
+}
 
 const float* WeightSlab::add(const std::vector<float>& block) {
     const std::size_t bytes = round_up(block.size() * sizeof(float), kBlockAlign);
     if (chunks_.empty() || chunks_.back().size - chunks_.back().used < bytes) {
+        // Without huge pages (asked, or none to ask for): the block alone, 64-byte aligned.
+        const std::size_t page = huge_pages_ ? kPage : kBlockAlign, chunk = huge_pages_ ? kChunk : 0;
         Chunk c;
-        c.size = round_up(std::max({bytes, kChunk, kBlockAlign}), kPage);
+        c.size = round_up(std::max({bytes, chunk, kBlockAlign}), page);
         c.mem = std::unique_ptr<std::byte, Free>(
-            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{kPage})), Free{});
+            static_cast<std::byte*>(::operator new (c.size, std::align_val_t{page})), Free{page});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        madvise(c.mem.get(), c.size, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
+        if (huge_pages_) madvise(c.mem.get(), c.size, MADV_HUGEPAGE);  // a hint: without THP the pages stay small
 #endif
         chunks_.push_back(std::move(c));
     }

@@ -21,8 +21,17 @@ public:
     /// A copy of `block`, 64-byte aligned, valid as long as the slab.
     const float* add(const std::vector<float>& block);
 
+    /// Whether blocks added from now on go into huge-page chunks (the default, where the system
+    /// has them) or each into an allocation of its own (LoadOptions::huge_pages = false: no
+    /// chunk reserved beyond the blocks, no madvise).
+    void set_huge_pages(bool on) noexcept { huge_pages_ = on; }
+    bool huge_pages() const noexcept { return huge_pages_; }
+    /// Bytes allocated so far (chunks and single blocks).
+    std::size_t reserved() const noexcept;
+
 private:
     struct Free {  // the aligned operator delete matching add()'s operator new
+        std::size_t align;
         void operator()(std::byte* p) const noexcept;
     };
     struct Chunk {
@@ -30,6 +39,7 @@ private:
         std::size_t size = 0, used = 0;
     };
     std::vector<Chunk> chunks_;
+    bool huge_pages_ = true;
 };
 
 }  // namespace graft::native
