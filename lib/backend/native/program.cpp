@@ -82,11 +82,6 @@ bool PackCache::huge_pages() const {
     return slab_->huge_pages();
 }
 
-std::size_t PackCache::reserved() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return slab_->reserved();
-}
-
 std::shared_ptr<const Program> Program::compile(Graph g, const Registry& reg, PackCache* packs, Precision precision) {
     std::shared_ptr<Program> p(new Program());
     // Chains the native backend runs as one kernel (ops/conv/block.hpp), on this program's copy.

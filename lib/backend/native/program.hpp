@@ -30,8 +30,6 @@ public:
     /// WeightSlab::set_huge_pages for the blocks packed from now on.
     void set_huge_pages(bool on);
     bool huge_pages() const;
-    /// WeightSlab::reserved.
-    std::size_t reserved() const;
 
 private:
     mutable std::mutex mutex_;
