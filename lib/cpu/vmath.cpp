@@ -21,7 +21,6 @@ struct Table {
 namespace vm_generic {
 struct V : simd::Vec4 {
     typedef unsigned U __attribute__((vector_size(16)));
-    static inline T recip(T a) { return 1.f / a; }
     // Round to nearest (|x| < 2^22) by adding and removing 1.5 * 2^23.
     static inline T round(T x) { return (x + 12582912.f) - 12582912.f; }
     // 2^n (n in [-126, 127]): n + 127 lands in the low mantissa bits of n + 1.5 * 2^23 + 127;
@@ -49,7 +48,6 @@ struct V : simd::Vec4 {
 GRAFT_SIMD_AVX2_BEGIN
 namespace vm_avx2 {
 struct V : simd::Avx2 {
-    static inline T recip(T a) { return _mm256_div_ps(_mm256_set1_ps(1.f), a); }
     static inline T round(T x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
     static inline T pow2(T n) {  // n in [-126, 127]
         const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
@@ -68,11 +66,6 @@ GRAFT_SIMD_AVX2_END
 GRAFT_SIMD_AVX512_BEGIN
 namespace vm_avx512 {
 struct V : simd::Avx512 {
-    // 14-bit estimate and one Newton step: r + r (1 - a r), about 1 ulp.
-    static inline T recip(T a) {
-        const T r = _mm512_rcp14_ps(a);
-        return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(a, r, _mm512_set1_ps(1.f)), r);
-    }
     static inline T round(T x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
     static inline T scale(T e, T n) { return _mm512_scalef_ps(e, n); }
     static inline T if_neg(T x, T a, T b) {
