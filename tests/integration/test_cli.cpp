@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,29 @@ TEST_CASE("cli: bench --profile names the operators and the time per type", "[cl
         CHECK(op["ms"].GetDouble() >= 0);
     }
     CHECK(run_cli({"bench", kDense.model, "--input", kDense.input, "--profile", "-1"}).exit_code == 2);
+}
+
+TEST_CASE("cli: bench --profile times an operator per run when the batch runs in slices", "[cli][profile][batch_slice]") {
+    // One slice per sample: every operator runs once per slice, and its time per run is the sum
+    // over the slices (it was one slice's, so the types' shares of the run summed to 1 / slices).
+    const auto text = run_cli({"bench", kDense.model, "--input", kDense.input, "--iters", "3", "--batch-slice", "1",
+                               "--profile", "50"});
+    INFO(text.out << text.err);
+    REQUIRE(text.exit_code == 0);
+    REQUIRE(text.out.find("in slices of 1") != std::string::npos);
+    const std::size_t types = text.out.find("per operator type:");
+    REQUIRE(types != std::string::npos);
+    std::istringstream lines(text.out.substr(types));
+    std::string line;
+    std::getline(lines, line);
+    double shares = 0;
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        double ms = 0, share = 0;
+        fields >> ms >> share;
+        shares += share;
+    }
+    CHECK(shares == Approx(100.0).margin(1.0));
 }
 
 TEST_CASE("cli: bench --json counts a recurrent matrix once per time step in the weights a run reads", "[cli]") {

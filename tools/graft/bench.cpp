@@ -74,9 +74,13 @@ std::vector<Tensor> make_inputs(const Model& m, const BenchOptions& o) {
     return inputs;
 }
 
+/// An operator's milliseconds per run of the session over `iters` profiled runs (a batch run in
+/// slices runs each operator once per slice).
+double ms_per_run(const OpProfile& p, int iters) { return 1e3 * p.seconds / static_cast<double>(std::max(1, iters)); }
+
 /// The `top` slowest operators, then the time per operator type.
-void print_profile(const std::vector<OpProfile>& profile, double total_ms, std::size_t top) {
-    auto ms = [](const OpProfile& p) { return 1e3 * p.seconds / static_cast<double>(std::max<std::int64_t>(1, p.runs)); };
+void print_profile(const std::vector<OpProfile>& profile, double total_ms, std::size_t top, int iters) {
+    auto ms = [iters](const OpProfile& p) { return ms_per_run(p, iters); };
     auto share = [total_ms](double v) { return total_ms > 0 ? 100.0 * v / total_ms : 0.0; };
     std::vector<const OpProfile*> order;
     for (const auto& p : profile) order.push_back(&p);
@@ -208,7 +212,7 @@ void bench(const BenchOptions& o) {
         for (int i = 0; i < o.iters; ++i) session.run(inputs);
         session.set_profiling(false);
         profile = session.profile();
-        for (const auto& p : profile) profiled_ms += 1e3 * p.seconds / static_cast<double>(o.iters);
+        for (const auto& p : profile) profiled_ms += ms_per_run(p, o.iters);
     }
 
     if (o.json) {
@@ -262,7 +266,7 @@ void bench(const BenchOptions& o) {
                 str("type", printable(p.type));
                 str("name", printable(p.name));
                 str("layer", printable(p.layer));
-                num("ms", 1e3 * p.seconds / static_cast<double>(std::max<std::int64_t>(1, p.runs)));
+                num("ms", ms_per_run(p, o.iters));
                 w.EndObject();
             }
             w.EndArray();
@@ -282,7 +286,7 @@ void bench(const BenchOptions& o) {
             fmt::print("  check vs {}: max |diff| {:.3g} ({}){}\n", o.check, max_err, ok ? "ok" : "FAILED",
                        top1_rows ? fmt::format(", top-1 the reference's in {} of {} rows", top1_agree, top1_rows) : "");
     }
-    if (o.profile > 0 && !o.json) print_profile(profile, profiled_ms, static_cast<std::size_t>(o.profile));
+    if (o.profile > 0 && !o.json) print_profile(profile, profiled_ms, static_cast<std::size_t>(o.profile), o.iters);
     if (checked && !ok) throw Error(fmt::format("output '{}' differs from {} by up to {:.3g} (atol {}, rtol {})",
                                                 model.output_name(0), o.check, max_err, o.atol, o.rtol));
 }
