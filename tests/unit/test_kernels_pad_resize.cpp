@@ -100,6 +100,30 @@ TEST_CASE("kernels: pad_nd pads with zeros and crops, any rank", "[kernels][pad]
     }
 }
 
+TEST_CASE("kernels: NCHW images of 3 channels to NHWC, whole and split over a pool", "[kernels][transpose]") {
+    // The AVX-512 path moves 16 pixels at a time: sizes around it, and pools splitting an image.
+    graft::cpu::ThreadPool pool(2);
+    const std::vector<std::vector<i64>> shapes{{1, 3, 224, 224}, {2, 3, 37, 29}, {3, 3, 1, 15}, {1, 3, 4, 4}, {5, 3, 181, 97}};
+    const int perm[4] = {0, 2, 3, 1};
+    for (const auto& in : shapes) {
+        const i64 n = in[0] * in[1] * in[2] * in[3], hw = in[2] * in[3];
+        const auto x = rnd(n);
+        for (graft::cpu::ThreadPool* p : {static_cast<graft::cpu::ThreadPool*>(nullptr), &pool}) {
+            std::vector<float> y(static_cast<std::size_t>(n) + 1, 123.f);
+            graft::cpu::transpose(x.data(), y.data(), in.data(), perm, 4, p);
+            int bad = 0;
+            for (i64 img = 0; img < in[0]; ++img)
+                for (i64 px = 0; px < hw; ++px)
+                    for (i64 c = 0; c < 3; ++c)
+                        bad += y[static_cast<std::size_t>((img * hw + px) * 3 + c)] !=
+                               x[static_cast<std::size_t>((img * 3 + c) * hw + px)];
+            INFO("shape " << in[0] << "x3x" << in[2] << "x" << in[3] << (p ? " on 2 threads" : ""));
+            CHECK(bad == 0);
+            CHECK(y.back() == 123.f);
+        }
+    }
+}
+
 TEST_CASE("kernels: transpose and pad_nd split over a pool match direct loops", "[kernels][pad][transpose]") {
     graft::cpu::ThreadPool pool(2);
     // Large enough to split (the split needs 2 x 32768 output floats), leading size-1 axes included.
