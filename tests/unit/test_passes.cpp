@@ -254,6 +254,32 @@ TEST_CASE("passes: cancel_transposes composes back-to-back transposes", "[passes
     }
 }
 
+TEST_CASE("passes: cancel_transposes sees through a relabel when the positions come back", "[passes]") {
+    // [N, T, C] arriving labeled NCT (an ONNX input), transposed to ONNX's [T, N, C], relabeled
+    // TNC, turned to NTC for the kernel: the data never moved. With the last transpose to TCN it
+    // does, and both transposes stay.
+    const Order nct{Axis::N, Axis::C, Axis::T}, cnt{Axis::C, Axis::N, Axis::T}, tnc{Axis::T, Axis::N, Axis::C};
+    const Order tcn{Axis::T, Axis::C, Axis::N};
+    for (const bool back : {true, false}) {
+        INFO((back ? "positions come back" : "they do not"));
+        Net n;
+        Variable* x = n.input("x", nct, {kDynamic, 5, 3});
+        Variable* v = n.y(transpose(n, x, cnt, "to_cnt"));
+        Attributes a;
+        a.set("in_order", cnt);
+        a.set("out_order", tnc);
+        a.set("shape", std::vector<std::int64_t>{5, kDynamic, 3});
+        a.set("follow", std::vector<std::string>{"C", "N", "T"});
+        v = n.y(n.op("Reshape", "relabel", {{"x", v}}, std::move(a)));
+        v = n.y(transpose(n, v, back ? OrderNTC : tcn, "to_ntc"));
+        n.output(n.y(act(n, v, "relu", "relu")));
+        check_rule(n, "cancel_transposes", back);
+        n.apply("dead_ops");
+        CHECK(n.count("Transpose") == (back ? 0u : 2u));
+        CHECK(n.count("Reshape") == 1);
+    }
+}
+
 TEST_CASE("passes: sink_transposes lets an order-agnostic op run in its input's layout", "[passes]") {
     SECTION("T -> BN(C) -> T^-1") {
         Net n;
