@@ -83,5 +83,4 @@ bool cancel_transposes(Graph& g, const Registry&) {
     return finish_pass(g, changed);
 }
 
-
 }  // namespace graft::optimize::passes
