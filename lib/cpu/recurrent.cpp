@@ -100,8 +100,9 @@ RnnParams one_step(const RnnParams& p) {
     return q;
 }
 
-/// The time loop of rows r with [W; R] stacked (RnnPrepared::wr_packed): each step gathers the
-/// rows' [x_t | h] into a (rows of I + U), one product gives their pre-activations
+/// The time loop of rows r with [W; R] stacked (RnnPrepared::wr_packed): each step's product
+/// reads the rows' [x_t | h] in place (gemm::SplitA; a single row is gathered into a, I + U
+/// floats, for the matrix-vector kernel) and gives their pre-activations
 /// z = [x_t | h] [W; R] + b into w.xp ([N, G*U], compact), and cell(z of row n, n) updates the
 /// state of row n. Masks and outputs as rnn_steps.
 template <class Cell>
@@ -114,11 +115,18 @@ void stacked_steps(const float* x, const float* b, const RnnParams& p, const Rnn
     gemm::Epilogue e;
     e.bias = b;
     graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-        for (i64 n = r.n0; n < r.n1; ++n) {
-            std::memcpy(a + n * K, x + (n * p.t + tt) * p.i, bytes(p.i));
-            std::memcpy(a + n * K + p.i, w.h + n * p.u, bytes(p.u));
+        if (r.count() >= 2) {  // the rows' x_t and h read in place (a single row: the matrix-vector kernel)
+            gemm::SplitA xh;
+            xh.a1 = x + (r.n0 * p.t + tt) * p.i, xh.lda1 = p.t * p.i, xh.k1 = p.i;
+            xh.a2 = w.h + r.n0 * p.u, xh.lda2 = p.u;
+            gemm::gemm(r.count(), gu, K, xh, wr, w.xp + r.n0 * gu, gu, e, nullptr);
+        } else {
+            for (i64 n = r.n0; n < r.n1; ++n) {
+                std::memcpy(a + n * K, x + (n * p.t + tt) * p.i, bytes(p.i));
+                std::memcpy(a + n * K + p.i, w.h + n * p.u, bytes(p.u));
+            }
+            gemm::gemm(r.count(), gu, K, a + r.n0 * K, K, wr, w.xp + r.n0 * gu, gu, e, nullptr);
         }
-        gemm::gemm(r.count(), gu, K, a + r.n0 * K, K, wr, w.xp + r.n0 * gu, gu, e, nullptr);
         for (i64 n = r.n0; n < r.n1; ++n) cell(w.xp + n * gu, n);
     });
 }

@@ -94,7 +94,9 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
                         Setup s;
                         s.kind = kind;
                         RnnParams& p = s.p;
-                        p.n = n, p.t = 4, p.i = 5, p.u = u;
+                        // I = 32 with 16 units: [W; R] stacked reads [x_t | h] as segments of 16
+                        // (gemm::SplitA); 5 with 3 or 37 units, each part in blocks of its own.
+                        p.n = n, p.t = 4, p.i = u == 16 ? 32 : 5, p.u = u;
                         p.return_sequences = variant & 1;
                         p.go_backwards = (variant + n) % 3 == 0;
                         p.masked = variant >= 2;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 
 #include "cpu/caches.hpp"
@@ -84,6 +85,8 @@ struct Job {
     // A: a matrix (conv == nullptr) or a convolution input.
     const float* a;
     i64 lda;
+    const float* a2 = nullptr;  // with a2: columns k >= k1 of A's rows are a2's (row stride lda2)
+    i64 lda2 = 0, k1 = 0;
     const Conv2DParams* conv;
     bool im2col;  // conv with tiny Cin: copy each tile's rows into a buffer ...
     bool row_segments;  // ... only those with taps in the padding along W: one segment per kernel row
@@ -111,7 +114,11 @@ Pixel pixel_of(const Job& j, i64 m) {
 /// as a small stem's tile of multiply-adds).
 void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, Pixel& at, const float** ptr, float* abuf) {
     if (!j.conv) {
-        for (int r = 0; r < rows; ++r) ptr[r] = j.a + (m + r) * j.lda + kb.kstart;
+        for (i64 s = 0; s < kb.nseg; ++s) {  // A in two parts: no segment straddles k1
+            const i64 k = kb.kstart + s * kb.len;
+            for (int r = 0; r < rows; ++r)
+                ptr[s * kMaxRows + r] = j.a2 && k >= j.k1 ? j.a2 + (m + r) * j.lda2 + (k - j.k1) : j.a + (m + r) * j.lda + k;
+        }
         return;
     }
     const Conv2DParams& p = *j.conv;
@@ -408,6 +415,40 @@ void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float*
     const i64 nb = ceil_div(K, k_block(*j.ik));
     const i64 len = ceil_div(K, nb);  // even blocks
     for (i64 k0 = 0; k0 < K; k0 += len) j.blocks.push_back({k0, 1, std::min(len, K - k0), 0, k0});
+    run_job(j, pool);
+}
+
+void gemm(i64 M, i64 N, i64 K, const SplitA& A, const BMatrix& B, float* C, i64 ldc, const Epilogue& e,
+          ThreadPool* pool) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        epilogue_only(M, 0, N, C, ldc, e);
+        return;
+    }
+    Job j{};
+    j.ik = &kernels();
+    j.M = M, j.N = N, j.K = K;
+    j.a = A.a1, j.lda = A.lda1;
+    j.a2 = A.a2, j.lda2 = A.lda2, j.k1 = std::clamp<i64>(A.k1, 0, K);
+    j.b = B;
+    j.c = C, j.ldc = ldc;
+    j.e = e;
+    set_act(j);
+    // Segments as long as both parts' widths allow: [x_t | h] of 64 and 128 is three segments of
+    // 64 in one block, as deep as the gathered rows' block. Widths sharing less than 16 run each
+    // part in blocks of its own (C is stored and reloaded between them).
+    const i64 kb = k_block(*j.ik), len = std::gcd(j.k1, K - j.k1);
+    if (len >= 16 && len <= kb) {
+        const i64 nseg = K / len, per = std::min<i64>(kMaxSeg, kb / len);
+        const i64 each = ceil_div(nseg, ceil_div(nseg, per));
+        for (i64 s = 0; s < nseg; s += each) j.blocks.push_back({s * len, std::min(each, nseg - s), len, 0, 0});
+    } else {
+        for (const auto& [a, b] : {std::pair<i64, i64>{0, j.k1}, std::pair<i64, i64>{j.k1, K}}) {
+            if (b <= a) continue;
+            const i64 l = ceil_div(b - a, ceil_div(b - a, kb));
+            for (i64 k0 = a; k0 < b; k0 += l) j.blocks.push_back({k0, 1, std::min(l, b - k0), 0, k0});
+        }
+    }
     run_job(j, pool);
 }
 

@@ -68,6 +68,20 @@ void epilogue_only(std::int64_t M, std::int64_t n0, std::int64_t n1, float* C, s
 void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* A, std::int64_t lda, const BMatrix& B,
           float* C, std::int64_t ldc, const Epilogue& e, ThreadPool* pool = nullptr);
 
+/// An A whose rows are read in two parts, in place: row m is [a1 row m (k1 floats, row stride
+/// lda1) | a2 row m (the other K - k1, row stride lda2)], as a recurrent step's [x_t | h].
+struct SplitA {
+    const float* a1 = nullptr;
+    std::int64_t lda1 = 0, k1 = 0;
+    const float* a2 = nullptr;
+    std::int64_t lda2 = 0;
+};
+
+/// C = A . B with A in two parts (SplitA), never gathered: as the plain gemm, but a single row
+/// runs the tile kernels rather than the matrix-vector kernel.
+void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const SplitA& A, const BMatrix& B, float* C,
+          std::int64_t ldc, const Epilogue& e, ThreadPool* pool = nullptr);
+
 /// NHWC convolution as an implicit GEMM: y[N*OH*OW, Cout] = im2col(x) . w, w [KH*KW*Cin, Cout]
 /// (the Keras HWCN kernel viewed as a matrix). y rows are contiguous (ldc = Cout).
 void conv2d(const Conv2DParams& p, const float* x, const BMatrix& w, float* y, const Epilogue& e,
