@@ -116,8 +116,9 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, Pixel& at, c
     if (!j.conv) {
         for (i64 s = 0; s < kb.nseg; ++s) {  // A in two parts: no segment straddles k1
             const i64 k = kb.kstart + s * kb.len;
+            const bool second = j.a2 && k >= j.k1;
             for (int r = 0; r < rows; ++r)
-                ptr[s * kMaxRows + r] = j.a2 && k >= j.k1 ? j.a2 + (m + r) * j.lda2 + (k - j.k1) : j.a + (m + r) * j.lda + k;
+                ptr[s * kMaxRows + r] = second ? j.a2 + (m + r) * j.lda2 + (k - j.k1) : j.a + (m + r) * j.lda + k;
         }
         return;
     }
