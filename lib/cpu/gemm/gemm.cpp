@@ -326,6 +326,25 @@ void set_act(Job& j) {
     j.lo = f.lo, j.hi = f.hi;
 }
 
+/// A product's job without its A or its k blocks.
+Job make_job(i64 M, i64 N, i64 K, const BMatrix& B, float* C, i64 ldc, const Epilogue& e) {
+    Job j{};
+    j.ik = &kernels();
+    j.M = M, j.N = N, j.K = K;
+    j.b = B;
+    j.c = C, j.ldc = ldc;
+    j.e = e;
+    set_act(j);
+    return j;
+}
+
+/// Blocks of one segment each over k in [k0, k1), as even as k_block allows.
+void add_even_blocks(Job& j, i64 k0, i64 k1) {
+    if (k1 <= k0) return;
+    const i64 len = ceil_div(k1 - k0, ceil_div(k1 - k0, k_block(*j.ik)));
+    for (i64 k = k0; k < k1; k += len) j.blocks.push_back({k, 1, std::min(len, k1 - k), 0, k});
+}
+
 }  // namespace
 
 const IsaKernels& micro_kernels(Isa isa) {
@@ -405,17 +424,9 @@ void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float*
         gemv_packed(N, K, A, B.data, C, e, pool);
         return;
     }
-    Job j{};
-    j.ik = &kernels();
-    j.M = M, j.N = N, j.K = K;
+    Job j = make_job(M, N, K, B, C, ldc, e);
     j.a = A, j.lda = lda;
-    j.b = B;
-    j.c = C, j.ldc = ldc;
-    j.e = e;
-    set_act(j);
-    const i64 nb = ceil_div(K, k_block(*j.ik));
-    const i64 len = ceil_div(K, nb);  // even blocks
-    for (i64 k0 = 0; k0 < K; k0 += len) j.blocks.push_back({k0, 1, std::min(len, K - k0), 0, k0});
+    add_even_blocks(j, 0, K);
     run_job(j, pool);
 }
 
@@ -426,15 +437,9 @@ void gemm(i64 M, i64 N, i64 K, const SplitA& A, const BMatrix& B, float* C, i64 
         epilogue_only(M, 0, N, C, ldc, e);
         return;
     }
-    Job j{};
-    j.ik = &kernels();
-    j.M = M, j.N = N, j.K = K;
+    Job j = make_job(M, N, K, B, C, ldc, e);
     j.a = A.a1, j.lda = A.lda1;
     j.a2 = A.a2, j.lda2 = A.lda2, j.k1 = std::clamp<i64>(A.k1, 0, K);
-    j.b = B;
-    j.c = C, j.ldc = ldc;
-    j.e = e;
-    set_act(j);
     // Segments as long as both parts' widths allow: [x_t | h] of 64 and 128 is three segments of
     // 64 in one block, as deep as the gathered rows' block. Widths sharing less than 16 run each
     // part in blocks of its own (C is stored and reloaded between them).
@@ -444,11 +449,8 @@ void gemm(i64 M, i64 N, i64 K, const SplitA& A, const BMatrix& B, float* C, i64 
         const i64 each = ceil_div(nseg, ceil_div(nseg, per));
         for (i64 s = 0; s < nseg; s += each) j.blocks.push_back({s * len, std::min(each, nseg - s), len, 0, 0});
     } else {
-        for (const auto& [a, b] : {std::pair<i64, i64>{0, j.k1}, std::pair<i64, i64>{j.k1, K}}) {
-            if (b <= a) continue;
-            const i64 l = ceil_div(b - a, ceil_div(b - a, kb));
-            for (i64 k0 = a; k0 < b; k0 += l) j.blocks.push_back({k0, 1, std::min(l, b - k0), 0, k0});
-        }
+        add_even_blocks(j, 0, j.k1);
+        add_even_blocks(j, j.k1, K);
     }
     run_job(j, pool);
 }
@@ -461,15 +463,9 @@ void conv2d(const Conv2DParams& p, const float* x, const BMatrix& w, float* y, c
         epilogue_only(M, 0, N, y, N, e);
         return;
     }
-    Job j{};
-    j.ik = &kernels();
-    j.M = M, j.N = N, j.K = K;
+    Job j = make_job(M, N, K, w, y, N, e);
     j.a = x, j.lda = 0;
     j.conv = &p;
-    j.b = w;
-    j.c = y, j.ldc = N;
-    j.e = e;
-    set_act(j);
     if (p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
         p.oh == p.h && p.ow == p.w) {
         gemm(M, N, K, x, p.cin, w, y, N, e, pool);  // a plain matrix product
