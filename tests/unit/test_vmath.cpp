@@ -29,19 +29,21 @@ namespace {
 
 double dsig(double x) { return 1 / (1 + std::exp(-x)); }
 
-/// -110..110 in steps of 3.7e-4, a fine sweep around 0, and the special points.
+/// -110..110 in steps of 3.7e-4, a fine sweep around 0, every float of +-[7.9, 8.1] (tanh's
+/// clamp is at 8, where its roundings come closest to carrying it past 1), and the special points.
 std::vector<float> sweep() {
     std::vector<float> x;
     for (double v = -110; v <= 110; v += 0.00037) x.push_back(static_cast<float>(v));
     for (double v = -1e-3; v <= 1e-3; v += 3e-7) x.push_back(static_cast<float>(v));
+    for (float v = 7.9f; v <= 8.1f; v = std::nextafter(v, 9.f)) x.push_back(v), x.push_back(-v);
     for (float v : {0.f,
                     -0.f,
                     1e-30f,
                     -1e-30f,
                     1e-40f,
-                    7.90531f,
-                    -7.90531f,
-                    7.9054f,
+                    8.f,
+                    -8.f,
+                    9.01f,
                     17.f,
                     87.3f,
                     -87.3f,
