@@ -13,34 +13,14 @@ import math
 
 import numpy as np
 
+from rational_fit import fit_even_rational, fused
+
 C = 5.4  # erf(C / sqrt 2) rounds to 1 in float: GELU is x beyond, 0 within 1.8e-7 below -C
 P_DEG, Q_DEG = 5, 5
 
 
 def fit(t, f):
-    u = t * t
-    weight = np.ones_like(t)
-    q_prev = np.ones_like(t)
-    best = None
-    for _ in range(40):
-        scale = t / q_prev * np.sqrt(weight)
-        cols = [u**i for i in range(P_DEG + 1)] + [-f * u**j for j in range(1, Q_DEG + 1)]
-        sol, *_ = np.linalg.lstsq(np.stack(cols, 1) * scale[:, None], f * scale, rcond=None)
-        p, q = sol[: P_DEG + 1], np.concatenate([[1.0], sol[P_DEG + 1 :]])
-        pv, qv = np.polyval(p[::-1], u), np.polyval(q[::-1], u)
-        err = t * (pv / qv - f)
-        worst = np.abs(err).max()
-        if best is None or worst < best[0]:
-            best = (worst, p.copy(), q.copy())
-        q_prev = qv
-        weight = weight * (np.abs(err) / worst + 1e-3)
-        weight /= weight.mean()
-    return best
-
-
-def fused(a, b, c):
-    """a * b + c rounded once to float32."""
-    return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+    return fit_even_rational(t, f, t, P_DEG, Q_DEG, 40)
 
 
 def kernel(x, p, q):

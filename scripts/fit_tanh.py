@@ -16,6 +16,8 @@ Needs Debian's python3-numpy. Prints the coefficients as the kernel writes them.
 """
 import numpy as np
 
+from rational_fit import fit_even_rational, fused
+
 FIT = 9.01  # 1 - tanh(FIT) < 2^-25: tanh rounds to +-1 in float beyond
 C = 8.0  # the clamp: below the first float where the evaluation exceeds 1 (main checks it)
 P_DEG, Q_DEG = 4, 4
@@ -23,35 +25,8 @@ P_DEG, Q_DEG = 4, 4
 
 def fit(t):
     """(largest relative error, P, Q monic) in float32, coefficients of powers of t^2."""
-    f = np.tanh(t) / t
-    scale = t.max()
-    u = (t / scale) ** 2  # a well-conditioned basis; back to powers of t^2 at the end
-    rel = t / np.tanh(t)  # weights the relative error of tanh
-    weight = np.ones_like(t)
-    q_prev = np.ones_like(t)
-    best = None
-    for _ in range(80):
-        s = rel / q_prev * np.sqrt(weight)
-        cols = [u**i for i in range(P_DEG + 1)] + [-f * u**j for j in range(1, Q_DEG + 1)]
-        sol, *_ = np.linalg.lstsq(np.stack(cols, 1) * s[:, None], f * s, rcond=None)
-        p, q = sol[: P_DEG + 1], np.concatenate([[1.0], sol[P_DEG + 1 :]])
-        pv, qv = np.polyval(p[::-1], u), np.polyval(q[::-1], u)
-        err = rel * (pv / qv - f)
-        worst = np.abs(err).max()
-        if best is None or worst < best[0]:
-            best = (worst, p.copy(), q.copy())
-        q_prev = qv
-        weight = weight * (np.abs(err) / worst + 1e-3)
-        weight /= weight.mean()
-    worst, p, q = best
-    p = np.array([p[k] / scale ** (2 * k) for k in range(P_DEG + 1)])
-    q = np.array([q[k] / scale ** (2 * k) for k in range(Q_DEG + 1)])
+    worst, p, q = fit_even_rational(t, np.tanh(t) / t, t / np.tanh(t), P_DEG, Q_DEG, 80, scale=t.max())
     return worst, (p / q[Q_DEG]).astype(np.float32), (q / q[Q_DEG]).astype(np.float32)
-
-
-def fused(a, b, c):
-    """a * b + c rounded once to float32."""
-    return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
 
 
 def separate(a, b, c):
