@@ -243,6 +243,10 @@ TEST_CASE("gemm conv2d: implicit GEMM over NHWC matches a direct double loop", "
         // Tiny Cin read in place, one segment per kernel row, where no tap is in the padding along W:
         check_conv(geom(2, 10, 12, 3, 3, 32, 2, 1, false), true, kern::Act::relu, rng, nullptr);  // every pixel
         check_conv(geom(1, 10, 9, 2, 3, 8, 1, 2, true), true, kern::Act::linear, rng, nullptr);   // dilated: copied
+        // Rows wide enough for whole tiles inside one output row (their pointers stepped), beside
+        // tiles that cross rows or touch the padding on the left, right, top or bottom:
+        check_conv(geom(2, 17, 41, 3, 3, 32, 2, 1, true), true, kern::Act::relu, rng, nullptr);
+        check_conv(geom(1, 15, 60, 3, 7, 16, 2, 1, true), true, kern::Act::linear, rng, &pool);  // 7x7/2
         check_conv(geom(1, 8, 9, 20, 3, 33, 1, 1, true), false, kern::Act::tanh, rng, nullptr);  // taps grouped per block
         check_conv(geom(2, 6, 6, 40, 3, 16, 2, 1, true), true, kern::Act::relu, rng, &pool);     // stride 2
         check_conv(geom(1, 9, 9, 24, 3, 8, 1, 2, false), true, kern::Act::linear, rng, nullptr); // dilation, valid

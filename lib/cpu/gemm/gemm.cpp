@@ -123,6 +123,30 @@ void fill_pointers(const Job& j, const KBlock& kb, i64 m, int rows, Pixel& at, c
         return;
     }
     const Conv2DParams& p = *j.conv;
+    if (j.im2col && j.row_segments && p.dil_w == 1 && at.ox + rows <= p.ow) {
+        // The whole tile in one output row, clear of the left and right padding (the stem's
+        // usual tile): each kernel row's pointers step by stride_w pixels.
+        const i64 ix0 = at.ox * p.stride_w - p.pad_left, ix_last = ix0 + (rows - 1) * p.stride_w;
+        if (ix0 >= 0 && ix_last + p.kw <= p.w) {
+            const i64 iy0 = at.oy * p.stride_h - p.pad_top, step = p.stride_w * p.cin;
+            const float* xn = j.a + at.n * p.h * p.w * p.cin;
+            for (i64 ky = 0; ky < p.kh; ++ky) {
+                const i64 iy = iy0 + ky * p.dil_h;
+                const float** row = ptr + ky * kMaxRows;
+                if (iy < 0 || iy >= p.h) {
+                    for (int r = 0; r < rows; ++r) row[r] = kZeros;
+                    continue;
+                }
+                const float* first = xn + (iy * p.w + ix0) * p.cin;
+                for (int r = 0; r < rows; ++r) row[r] = first + r * step;
+            }
+            if ((at.ox += rows) == p.ow) {
+                at.ox = 0;
+                if (++at.oy == p.oh) at.oy = 0, ++at.n;
+            }
+            return;
+        }
+    }
     for (int r = 0; r < rows; ++r) {
         const i64 n = at.n, oy = at.oy, ox = at.ox;
         if (++at.ox == p.ow) {
