@@ -98,6 +98,9 @@ struct RnnPrepared {
     /// (gemm::pack_b). Each step then multiplies the rows' [x_t | h] by it in one product, with
     /// no input projection of every step beforehand; the workspace is rnn_work_floats'.
     const float* wr_packed = nullptr;
+    /// R is constant and finite: with a zero initial state (no h0) the first step's h . R is
+    /// exactly zero, so LSTM and SimpleRNN skip it (0 . inf would be NaN, hence finite).
+    bool r_finite = false;
 };
 /// Scratch floats a recurrent kernel with `gates` gates needs with these prepared weights:
 /// rnn_workspace, or with wr_packed the stacked steps' (a step's worth, no projection of every step).

@@ -104,18 +104,26 @@ RnnParams one_step(const RnnParams& p) {
 /// reads the rows' [x_t | h] in place (gemm::SplitA; a single row is gathered into a, I + U
 /// floats, for the matrix-vector kernel) and gives their pre-activations
 /// z = [x_t | h] [W; R] + b into w.xp ([N, G*U], compact), and cell(z of row n, n) updates the
-/// state of row n. Masks and outputs as rnn_steps.
+/// state of row n. Masks and outputs as rnn_steps. With `zero_start` (no h0, R finite) the first
+/// step's h is zero and its product runs over [W] alone: z = x_t W + b.
 template <class Cell>
-void stacked_steps(const float* x, const float* b, const RnnParams& p, const RnnPrepared& pr, i64 gu, float* a,
-                   RnnWork& w, const float* mask, float* y, float* h_last, const Rows& r, Cell&& cell) {
+void stacked_steps(const float* x, const float* b, const RnnParams& p, const RnnPrepared& pr, bool zero_start, i64 gu,
+                   float* a, RnnWork& w, const float* mask, float* y, float* h_last, const Rows& r, Cell&& cell) {
     const i64 K = p.i + p.u;
     gemm::BMatrix wr;
     wr.data = pr.wr_packed;
     wr.packed = true;
+    gemm::BMatrix w_only = wr;  // the first p.i rows of every panel
+    w_only.panel_k = K;
     gemm::Epilogue e;
     e.bias = b;
+    bool first = zero_start;
     graft_rt::rnn_steps(p, mask, w, y, h_last, r.n0, r.n1, [&](i64 tt) {
-        if (r.count() >= 2) {  // the rows' x_t and h read in place (a single row: the matrix-vector kernel)
+        if (first) {
+            gemm::gemm(r.count(), gu, p.i, x + (r.n0 * p.t + tt) * p.i, p.t * p.i, w_only, w.xp + r.n0 * gu, gu, e,
+                       nullptr);
+            first = false;
+        } else if (r.count() >= 2) {  // the rows' x_t and h read in place (a single row: the matrix-vector kernel)
             gemm::SplitA xh;
             xh.a1 = x + (r.n0 * p.t + tt) * p.i, xh.lda1 = p.t * p.i, xh.k1 = p.i;
             xh.a2 = w.h + r.n0 * p.u, xh.lda2 = p.u;
@@ -149,6 +157,7 @@ void over_rows(const RnnParams& p, int gates, ThreadPool* pool, F&& body) {
 std::int64_t rnn_qwork(const RnnParams& p) { return p.n * qwork_per_row(p); }
 
 std::int64_t rnn_work_floats(const RnnParams& p, int gates, const RnnPrepared& pr) {
+    if (pr.parts > 0) return graft_rt::rnn_workspace(p, gates) + detail::lstm_parts_scratch(p);
     if (!pr.wr_packed) return graft_rt::rnn_workspace(p, gates);
     return p.n * (p.i + p.u) + graft_rt::rnn_workspace(one_step(p), gates);
 }
@@ -187,7 +196,8 @@ void simple_rnn(const float* x, const float* W, const float* R, const float* b, 
         RnnWork w = graft_rt::rnn_carve(one_step(p), 1, work + p.n * (p.i + U));
         over_rows(p, 1, pr.pool, [&](const Rows& r) {
             graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
-            stacked_steps(x, b, p, pr, U, work, w, mask, y, h_last, r, [&](float* z, i64 n) { cell(z, w, n); });
+            stacked_steps(x, b, p, pr, !h0 && pr.r_finite, U, work, w, mask, y, h_last, r,
+                          [&](float* z, i64 n) { cell(z, w, n); });
         });
         return;
     }
@@ -230,7 +240,8 @@ void lstm(const float* x, const float* W, const float* R, const float* b, const 
         over_rows(p, 4, pr.pool, [&](const Rows& r) {
             graft_rt::rnn_init_state(w.h, h0, p, r.n0, r.n1);
             graft_rt::rnn_init_state(w.c, c0, p, r.n0, r.n1);
-            stacked_steps(x, b, p, pr, G, work, w, mask, y, h_last, r, [&](float* z, i64 n) { cell(z, w, n); });
+            stacked_steps(x, b, p, pr, !h0 && pr.r_finite, G, work, w, mask, y, h_last, r,
+                          [&](float* z, i64 n) { cell(z, w, n); });
             if (c_last) std::memcpy(c_last + r.n0 * U, w.c + r.n0 * U, bytes(r.count() * U));
         });
         return;

@@ -9,9 +9,12 @@
 // R, from its own core's L2. Without a pool the slices run one after the other.
 //
 // Where gemv_block_tile runs (gemv_tile.hpp), a slice's input projection is not computed up front
-// for all steps: only the first 8 steps' (and the last T % 8), and each further group of 8 steps'
-// tiles inside the column blocks of the 8 steps before it, in the multiply-add slots that the
-// L2-bound h . R leaves idle.
+// for all steps: only the first 8 steps', and each further group of 8 steps' tiles inside the
+// column blocks of the 8 steps before it, in the multiply-add slots that the L2-bound h . R leaves
+// idle. The last T % 8 steps are such a group too, their rows padded to 8 in a scratch tile.
+//
+// Without h0 the first step's h is zero, and with R finite (RnnPrepared::r_finite) so is its
+// h . R: that step reads no R.
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -31,6 +34,7 @@ namespace {
 using i64 = std::int64_t;
 
 constexpr i64 kParallelMin = 1 << 17;  // multiply-adds of the layer below which one thread runs it
+constexpr i64 kGroup = 8;               // steps whose projection runs in the steps before them
 
 using graft_rt::bytes;
 
@@ -72,6 +76,8 @@ void rnn_lstm_part_order(const float* src, std::int64_t rows, std::int64_t u, in
 
 namespace detail {
 
+std::int64_t lstm_parts_scratch(const RnnParams& p) { return kGroup * (p.i + 4 * p.u); }
+
 void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const RnnParams& p, float* work,
                 const float* h0, const float* c0, const float* mask, const RnnPrepared& pr) {
     const i64 U = p.u, G = 4 * U, P = pr.parts, uh = U / P, cols = 4 * uh;
@@ -83,16 +89,24 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
     float* cs = c + U;
     float* o = cs + 3 * U;
     if (mask) std::memset(o, 0, bytes(U));
+    const bool zero_start = !h0 && pr.r_finite;
 
     // The projection's rows (timesteps tt) of steps [s0, s1): a range either way.
     const auto first_row = [&](i64 s0, i64 s1) { return p.go_backwards ? p.t - s1 : s0; };
-    // Groups of 8 steps whose projection runs in the steps of the group before (see above):
-    // slices of whole column blocks, 8-row tiles of 32 columns.
-    constexpr i64 S = gemm::kTileRows;
+    // Groups of S steps whose projection runs in the steps of the group before (see above):
+    // slices of whole column blocks, tiles of 8 rows and 32 columns.
+    constexpr i64 S = kGroup;
+    static_assert(S == gemm::kTileRows, "a group's rows: one tile");
     const bool interleave = gemm::gemv_block_tile_available() && cols % gemm::kGemvBlock == 0 && p.t >= 2 * S;
     const i64 groups = interleave ? p.t / S : 1;  // groups 1 .. groups - 1 are projected in the steps
+    // The last p.t % S steps (interleaved: group `groups`, in the steps of the group before it):
+    // their projection rows from tail_row on, as the first rows of an S-row tile whose input xt
+    // [S, I] and output zt [S, 4U] follow the workspace (lstm_parts_scratch).
+    const i64 tail = interleave ? p.t - groups * S : 0, tail_row = first_row(groups * S, p.t);
+    float* xt = work + graft_rt::rnn_workspace(p, 4);
+    float* zt = xt + S * p.i;
     // A group's S steps have S * cols / 128 blocks for the next group's cols / 32 tiles: a tile in
-    // every other block.
+    // every other block. (Measured: tiles of 4 rows in every block, 2% slower.)
     const i64 blocks = cols / gemm::kGemvBlock;
     static_assert(S * gemm::kTileCols == 2 * gemm::kGemvBlock, "a tile in every other block");
 
@@ -111,7 +125,10 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         const i64 u0 = t * uh;
         if (interleave) {
             project(t, 0, S);
-            project(t, groups * S, p.t);
+            if (t == 0 && tail > 0) {  // (before the first step's barrier: every slice reads it)
+                std::memcpy(xt, x + tail_row * p.i, bytes(tail * p.i));
+                std::memset(xt + tail * p.i, 0, bytes((S - tail) * p.i));
+            }
         } else {
             project(t, 0, p.t);
         }
@@ -130,30 +147,33 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         const i64 u0 = t * uh, tt = p.go_backwards ? p.t - 1 - s : s;
         const float* hc = hb[s & 1];
         float* hn = hb[(s + 1) & 1];
-        float* z = xp + tt * G;
+        float* z = s >= groups * S && tail > 0 ? zt + (tt - tail_row) * G : xp + tt * G;
         const i64 next = s / S + 1;  // the group whose tiles this step's blocks carry
+        const bool carries = next < groups || (next == groups && tail > 0);
+        const i64 K = s == 0 && zero_start ? 0 : U;  // h . R's depth (0: h is zero)
         if (!interleave) {
-            gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
+            if (K > 0) gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
         } else {
             for (i64 blk = 0; blk < blocks; ++blk) {
                 const i64 n0 = t * cols + blk * gemm::kGemvBlock, slot = (s % S) * blocks + blk;
-                if (next >= groups || slot % 2 != 0) {  // no tile: the block kernel without gemv_columns around it
-                    gemm::gemv_block(hc, pr.r_gemv + n0 * U, U, z + n0);
+                if (!carries || slot % 2 != 0) {  // no tile: the block kernel without gemv_columns around it
+                    if (K > 0) gemm::gemv_block(hc, pr.r_gemv + n0 * U, U, z + n0);
                     continue;
                 }
                 const i64 col = t * cols + slot / 2 * gemm::kTileCols;  // the tile's first column and row
                 const i64 r0 = first_row(next * S, next * S + S);
+                const bool in_tail = next == groups;
                 gemm::GemvTileArgs a;
                 a.a = hc;
                 a.b = pr.r_gemv + n0 * U;
-                a.K = U;
+                a.K = K;
                 a.c = z + n0;
-                a.a2 = x + r0 * p.i;
+                a.a2 = in_tail ? xt : x + r0 * p.i;
                 a.lda2 = p.i;
                 a.b2 = pr.w_packed + (col / gemm::kPanel) * p.i * gemm::kPanel;
                 a.bps2 = p.i * gemm::kPanel;
                 a.K2 = p.i;
-                a.c2 = xp + r0 * G + col;
+                a.c2 = in_tail ? zt + col : xp + r0 * G + col;
                 a.ldc2 = G;
                 a.bias2 = pr.b_parts ? pr.b_parts + col : nullptr;
                 gemm::gemv_block_tile(a);

@@ -11,4 +11,7 @@ namespace graft::cpu::detail {
 void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const RnnParams& p, float* work,
                 const float* h0, const float* c0, const float* mask, const RnnPrepared& pr);
 
+/// Floats lstm_parts needs beyond rnn_workspace(p, 4): the tile of the last p.t % 8 steps.
+std::int64_t lstm_parts_scratch(const RnnParams& p);
+
 }  // namespace graft::cpu::detail

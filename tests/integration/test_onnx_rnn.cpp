@@ -6,6 +6,8 @@
 // name the node and the attribute.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <utility>
@@ -103,6 +105,32 @@ TEST_CASE("onnx rnn: a converted LSTM survives the descriptor round trip", "[onn
     graft::descriptor::write(graft::onnx::convert((kFx / "rnn_lstm_peepholes_reverse.onnx").string(), reg), reg,
                              (dir / "d").string());
     check_fixture(dir / "d", "rnn_lstm_peepholes_reverse");
+}
+
+TEST_CASE("onnx rnn: an infinity in R gives NaN from the first step, as ONNX computes it", "[onnx][recurrent]") {
+    // With no initial state the first step's h . R is 0 . R: zero for a finite R, which graft then
+    // skips; an infinity makes it NaN, and graft must compute it.
+    for (const char* name : {"rnn_lstm_inf_recurrent", "rnn_lstm_inf_recurrent_b1"})
+        for (int threads : {1, 2}) {
+            graft::LoadOptions o;
+            o.threads = threads;
+            const auto m = graft::load((kFx / (std::string(name) + ".onnx")).string(), o);
+            const auto out = m.run({{"X", load_npy(kFx / (std::string(name) + "_X.npy"))}});
+            for (const char* output : {"Y", "Y_h"}) {
+                const graft::Tensor ref = load_npy(kFx / (std::string(name) + "_" + output + ".npy"));
+                const graft::Tensor& got = out.at(output);
+                INFO(name << " threads " << threads << ": output " << output);
+                REQUIRE(got.shape() == ref.shape());
+                std::size_t nans = 0, off = 0;
+                for (std::size_t i = 0; i < ref.size(); ++i) {
+                    const double g = got.at_double(i), r = ref.at_double(i);
+                    nans += std::isnan(r) ? 1 : 0;
+                    if (std::isnan(g) != std::isnan(r) || (!std::isnan(r) && std::fabs(g - r) > 1e-4)) ++off;
+                }
+                CHECK(nans > 0);
+                CHECK(off == 0);
+            }
+        }
 }
 
 TEST_CASE("onnx rnn: what graft refuses is named with the node and the attribute", "[onnx][recurrent]") {

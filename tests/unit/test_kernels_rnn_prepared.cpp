@@ -70,11 +70,13 @@ void check_parts(const Setup& s, bool with_bias, std::initializer_list<graft::cp
     prep.w_packed = wp.data();
     prep.r_gemv = rg.data();
     prep.b_parts = with_bias ? bo.data() : nullptr;
-    for (graft::cpu::ThreadPool* pool : pools) {
-        prep.pool = pool;
-        INFO("threads " << (pool ? pool->size() : 0));
-        run_and_check(s, prep, yr, hr, cr);
-    }
+    for (graft::cpu::ThreadPool* pool : pools)
+        for (bool r_finite : {false, true}) {  // true: without h0 the first step reads no R
+            prep.pool = pool;
+            prep.r_finite = r_finite;
+            INFO("threads " << (pool ? pool->size() : 0) << " r_finite " << r_finite);
+            run_and_check(s, prep, yr, hr, cr);
+        }
 }
 
 }  // namespace
@@ -165,6 +167,12 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
                             st.pool = &three;
                             {
                                 INFO("[W; R] stacked, 3 threads");
+                                run_and_check(s, st, yr, hr, cr);
+                            }
+                            st.r_finite = true;  // without h0: the first step's product over [W] alone
+                            for (graft::cpu::ThreadPool* pool : {static_cast<graft::cpu::ThreadPool*>(nullptr), &three}) {
+                                st.pool = pool;
+                                INFO("[W; R] stacked, first step over W, threads " << (pool ? 3 : 1));
                                 run_and_check(s, st, yr, hr, cr);
                             }
                         }

@@ -201,7 +201,7 @@ UkArgs tile_args(const Job& j, const KBlock& kb, i64 m, i64 p, const float* cons
     g.a = ptr;
     g.nseg = kb.nseg;
     g.len = kb.len;
-    const i64 packed_ps = j.K * kPanel;
+    const i64 packed_ps = (j.b.panel_k > 0 ? j.b.panel_k : j.K) * kPanel;
     g.b = j.b.packed ? j.b.data + p * packed_ps + kb.kstart * kPanel : nullptr;
     g.ldb = kPanel;
     g.bps = packed_ps;
@@ -444,7 +444,7 @@ void gemm(i64 M, i64 N, i64 K, const float* A, i64 lda, const BMatrix& B, float*
         epilogue_only(M, 0, N, C, ldc, e);
         return;
     }
-    if (M == 1 && B.packed) {  // a single row: the matrix-vector kernel (gemv.cpp)
+    if (M == 1 && B.packed && (B.panel_k == 0 || B.panel_k == K)) {  // one row: the matrix-vector kernel (gemv.cpp)
         gemv_packed(N, K, A, B.data, C, e, pool);
         return;
     }

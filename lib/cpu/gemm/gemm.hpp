@@ -43,6 +43,9 @@ struct BMatrix {
     const float* data = nullptr;
     std::int64_t ld = 0;  // row stride when not packed
     bool packed = false;
+    /// Packed: the k rows of each panel (0: the product's K). A product may use the first K of
+    /// them (the panel stride stays panel_k * 16).
+    std::int64_t panel_k = 0;
 };
 
 /// What happens to C after the product.

@@ -37,7 +37,8 @@ struct GemvTileArgs {
 /// fit in its 32 registers). Where it does not, callers run the two products apart.
 bool gemv_block_tile_available();
 
-/// Both products of g (K, K2 >= 1). Only where gemv_block_tile_available().
+/// Both products of g (K2 >= 1; K = 0 leaves c as it is and runs the tile alone). Only where
+/// gemv_block_tile_available().
 void gemv_block_tile(const GemvTileArgs& g);
 
 /// The block alone: c[0, 128) += a[0, K) . B. Only where gemv_block_tile_available().

@@ -3,6 +3,9 @@
 // code runs graft_rt/recurrent.hpp.
 #include "ops/recurrent/recurrent.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "cpu/gemm/gemm.hpp"
 #include "cpu/gemm/gemv.hpp"
 #include "cpu/gemm/qgemm.hpp"
@@ -130,6 +133,10 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     // products run cpu/gemm/qgemm. A GRU whose R is split in two products (no reset_after) keeps
     // R in fp32.
     const bool split = a.cell == Cell::gru && !a.reset_after;
+    if (rv.is_constant()) {
+        const auto& rd = cst(rv).data();
+        prep.r_finite = std::all_of(rd.begin(), rd.end(), [](float v) { return std::isfinite(v); });
+    }
     const Precision lowp = b.precision();
     const bool quantised = wv.is_constant() &&
                       (lowp == Precision::bf16 ||
