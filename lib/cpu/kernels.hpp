@@ -85,7 +85,7 @@ struct RnnPrepared {
     ThreadPool* pool = nullptr;       ///< splits the batch rows over threads (each runs the whole sequence)
     /// LSTM at batch 1 only (tanh / sigmoid): when > 0, w_packed, r_gemv and b_parts hold W, R
     /// and b with their columns in part order (rnn_lstm_part_order) and each step runs as
-    /// `parts` slices of the units, one per thread of the pool (or one after the other).
+    /// `parts` slices of the units, split evenly over the pool's threads (or one after the other).
     int parts = 0;
     const float* b_parts = nullptr;   ///< the bias in part order (null: no bias)
     /// int8 (LoadOptions::precision): W and R quantised by gemm::qpack (whole, [I, G*U] and

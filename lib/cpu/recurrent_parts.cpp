@@ -5,8 +5,9 @@
 // has its four gates side by side (rnn_lstm_part_order), slice t computes its own columns of
 // the projection and of h . R, runs the cell on its own units and writes its own part of the
 // next h, so one barrier per step is all the synchronization: h is double-buffered (every slice
-// reads all of h_s while writing its units of h_s+1). Each thread streams only its own slice of
-// R, from its own core's L2. Without a pool the slices run one after the other.
+// reads all of h_s while writing its units of h_s+1). Each thread runs an even share of the
+// slices and streams only their part of R, from its own core's L2. Without a pool the slices run
+// one after the other (a slice's cell then overlaps the next slice's blocks).
 //
 // Where gemv_block_tile runs (gemv_tile.hpp), a slice's input projection is not computed up front
 // for all steps: only the first 8 steps', and each further group of 8 steps' tiles inside the
@@ -15,6 +16,7 @@
 //
 // Without h0 the first step's h is zero, and with R finite (RnnPrepared::r_finite) so is its
 // h . R: that step reads no R.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -200,24 +202,28 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
     };
 
     const i64 macs = p.t * G * (p.i + U);
-    if (pool_size(pr.pool) < P || macs < kParallelMin) {
+    // Tasks of P / tasks slices each: as many as the pool has threads, a divisor of P.
+    i64 tasks = macs < kParallelMin ? 1 : std::min<i64>(P, pool_size(pr.pool));
+    while (P % tasks != 0) --tasks;
+    const i64 per = P / tasks;
+    if (tasks <= 1) {
         for (i64 t = 0; t < P; ++t) slice(t);
         for (i64 s = 0; s < p.t; ++s)
             for (i64 t = 0; t < P; ++t) step(t, s);
         for (i64 t = 0; t < P; ++t) finish(t);
         return;
     }
-    // One task per slice; every task waits for all at each step, so they must run at once:
-    // the pool has at least P threads and runs nothing else meanwhile.
-    SpinBarrier barrier(static_cast<int>(P));
-    parallel_for(pr.pool, P, [&](i64 t) {
-        slice(t);
+    // Every task waits for all at each step, so they must run at once: the pool has at least
+    // `tasks` threads and runs nothing else meanwhile.
+    SpinBarrier barrier(static_cast<int>(tasks));
+    parallel_for(pr.pool, tasks, [&](i64 k) {
+        for (i64 t = k * per; t < (k + 1) * per; ++t) slice(t);
         barrier.wait();  // h0 complete
         for (i64 s = 0; s < p.t; ++s) {
-            step(t, s);
+            for (i64 t = k * per; t < (k + 1) * per; ++t) step(t, s);
             barrier.wait();  // h_s+1 complete before anyone reads it
         }
-        finish(t);
+        for (i64 t = k * per; t < (k + 1) * per; ++t) finish(t);
     });
 }
 

@@ -52,21 +52,21 @@ void run_and_check(const Setup& s, RnnPrepared prep, const dvec& yr, const dvec&
     if (s.kind == Kind::lstm) CHECK(max_abs_error(cl, cr) <= tol);
 }
 
-/// An LSTM at batch 1 with its weights in part order (two slices, as ops/recurrent prepares
+/// An LSTM at batch 1 with its weights in part order (`parts` slices, as ops/recurrent prepares
 /// them) on each pool, against the double reference.
-void check_parts(const Setup& s, bool with_bias, std::initializer_list<graft::cpu::ThreadPool*> pools) {
+void check_parts(const Setup& s, bool with_bias, std::initializer_list<graft::cpu::ThreadPool*> pools, int parts = 2) {
     const RnnParams& p = s.p;
     const i64 u = p.u, GU = 4 * u;
     dvec yr, hr, cr;
     ref(s, yr, hr, cr);
     fvec wo(s.W.size()), ro(s.R.size()), bo(s.b.size());
-    rnn_lstm_part_order(s.W.data(), p.i, u, 2, wo.data());
-    rnn_lstm_part_order(s.R.data(), u, u, 2, ro.data());
-    rnn_lstm_part_order(s.b.data(), 1, u, 2, bo.data());
+    rnn_lstm_part_order(s.W.data(), p.i, u, parts, wo.data());
+    rnn_lstm_part_order(s.R.data(), u, u, parts, ro.data());
+    rnn_lstm_part_order(s.b.data(), 1, u, parts, bo.data());
     const fvec wp = gg::pack_b(wo.data(), GU, p.i, GU);
     const fvec rg = gg::gemv_pack(ro.data(), GU, u, GU);
     RnnPrepared prep;
-    prep.parts = 2;
+    prep.parts = parts;
     prep.w_packed = wp.data();
     prep.r_gemv = rg.data();
     prep.b_parts = with_bias ? bo.data() : nullptr;
@@ -288,7 +288,7 @@ TEST_CASE("recurrent: LSTM at batch 1 split by units (part order, one barrier pe
 // and a tail, both directions, masks, input sizes for 1, 2 and 4 block rows per tile row.
 TEST_CASE("recurrent: LSTM at batch 1 with the projection interleaved in the steps", "[kernels][recurrent]") {
     std::mt19937 g(17);
-    graft::cpu::ThreadPool two(2);
+    graft::cpu::ThreadPool two(2), three(3);
     const auto isas = graft_test::isas();
     graft_test::IsaGuard restore;
     struct Shape {
@@ -318,6 +318,10 @@ TEST_CASE("recurrent: LSTM at batch 1 with the projection interleaved in the ste
                 s.mask[3] = s.mask[9] = s.mask[static_cast<std::size_t>(p.t - 2)] = 0.f;
                 INFO("isa " << gg::isa_name(isa) << " t " << p.t << " i " << p.i << " u " << p.u << " variant " << variant);
                 check_parts(s, with_bias, {nullptr, &two});
+                if (p.u % 128 == 0) {  // four slices, two per thread of the pair (three threads: 2 tasks)
+                    INFO("four slices");
+                    check_parts(s, with_bias, {nullptr, &two, &three}, 4);
+                }
             }
     }
 }

@@ -151,9 +151,11 @@ cpu::RnnPrepared prepare(native::BuildContext& b, const RnnAttrs& a, const graft
     }
     if (!quantised && a.cell == Cell::lstm && p.n == 1 && default_acts && p.u >= 64 && p.u % 8 == 0 && wv.is_constant() &&
         rv.is_constant() && (!bv || bv->is_constant())) {
-        // Batch 1: each step split by units in two slices (one per thread when the pool has
-        // two), W, R and b regrouped so that a slice's four gates are adjacent.
-        constexpr int parts = 2;
+        // Batch 1: each step split by units in slices (threads take whole slices), W, R and b
+        // regrouped so that a slice's four gates are adjacent. Four slices where each keeps whole
+        // 128-column blocks (the projection rides in them): one thread then runs a slice's cell
+        // after its blocks, beside the next slice's (bench LSTM, 128 units: 0.7% faster than two).
+        const int parts = p.u % 128 == 0 ? 4 : 2;
         const i64 g4 = 4 * p.u;
         auto order = [&](const Variable& v, i64 rows) {
             std::vector<float> out(static_cast<std::size_t>(rows * g4));
