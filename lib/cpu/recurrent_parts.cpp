@@ -16,6 +16,11 @@
 //
 // Without h0 the first step's h is zero, and with R finite (RnnPrepared::r_finite) so is its
 // h . R: that step reads no R.
+//
+// There, every other step walks its part of R backwards (its slices, blocks and the blocks' rows
+// last to first), so that it starts with what the step before read last, still in L1 (a 256 KB
+// R: 3% less time a step). The sums of those steps run in the other order, the same on any
+// number of threads.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -156,10 +161,12 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         if (!interleave) {
             if (K > 0) gemm::gemv_columns(G, U, hc, pr.r_gemv, z, acc, t * cols, (t + 1) * cols);
         } else {
-            for (i64 blk = 0; blk < blocks; ++blk) {
+            const bool back = (s & 1) != 0;  // R backwards (see above)
+            for (i64 j = 0; j < blocks; ++j) {
+                const i64 blk = back ? blocks - 1 - j : j;
                 const i64 n0 = t * cols + blk * gemm::kGemvBlock, slot = (s % S) * blocks + blk;
                 if (!carries || slot % 2 != 0) {  // no tile: the block kernel without gemv_columns around it
-                    if (K > 0) gemm::gemv_block(hc, pr.r_gemv + n0 * U, U, z + n0);
+                    if (K > 0) gemm::gemv_block(hc, pr.r_gemv + n0 * U, U, z + n0, back);
                     continue;
                 }
                 const i64 col = t * cols + slot / 2 * gemm::kTileCols;  // the tile's first column and row
@@ -178,6 +185,7 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
                 a.c2 = in_tail ? zt + col : xp + r0 * G + col;
                 a.ldc2 = G;
                 a.bias2 = pr.b_parts ? pr.b_parts + col : nullptr;
+                a.reverse = back;
                 gemm::gemv_block_tile(a);
             }
         }
@@ -206,10 +214,14 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
     i64 tasks = macs < kParallelMin ? 1 : std::min<i64>(P, pool_size(pr.pool));
     while (P % tasks != 0) --tasks;
     const i64 per = P / tasks;
+    // Slices [t0, t1) at step s, last to first at odd steps where R runs backwards.
+    auto steps = [&](i64 t0, i64 t1, i64 s) {
+        const bool back = interleave && (s & 1) != 0;
+        for (i64 j = 0; j < t1 - t0; ++j) step(back ? t1 - 1 - j : t0 + j, s);
+    };
     if (tasks <= 1) {
         for (i64 t = 0; t < P; ++t) slice(t);
-        for (i64 s = 0; s < p.t; ++s)
-            for (i64 t = 0; t < P; ++t) step(t, s);
+        for (i64 s = 0; s < p.t; ++s) steps(0, P, s);
         for (i64 t = 0; t < P; ++t) finish(t);
         return;
     }
@@ -220,7 +232,7 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
         for (i64 t = k * per; t < (k + 1) * per; ++t) slice(t);
         barrier.wait();  // h0 complete
         for (i64 s = 0; s < p.t; ++s) {
-            for (i64 t = k * per; t < (k + 1) * per; ++t) step(t, s);
+            steps(k * per, (k + 1) * per, s);
             barrier.wait();  // h_s+1 complete before anyone reads it
         }
         for (i64 t = k * per; t < (k + 1) * per; ++t) finish(t);

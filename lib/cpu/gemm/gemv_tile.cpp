@@ -30,8 +30,9 @@ inline __attribute__((always_inline)) void block_row(const float* a, const float
     for (int v = 0; v < 8; ++v) acc[v] = _mm512_fmadd_ps(ak, _mm512_loadu_ps(b + k * kGemvBlock + 16 * v), acc[v]);
 }
 
-/// Q block rows per tile row while both last, then what is left of either.
-template <int Q>
+/// Q block rows per tile row while both last, then what is left of either; the block's rows last
+/// to first with REV.
+template <int Q, bool REV>
 void run(const GemvTileArgs& g) {
     __m512 acc[8], t[kTileRows][2];
 #pragma GCC unroll 8
@@ -43,10 +44,10 @@ void run(const GemvTileArgs& g) {
     i64 k = 0, i = 0;
     for (; i < g.K2 && k + Q <= g.K; ++i, k += Q) {
 #pragma GCC unroll 4
-        for (int q = 0; q < Q; ++q) block_row(g.a, g.b, k + q, acc);
+        for (int q = 0; q < Q; ++q) block_row(g.a, g.b, REV ? g.K - 1 - (k + q) : k + q, acc);
         tile_row(g, i, t);
     }
-    for (; k < g.K; ++k) block_row(g.a, g.b, k, acc);
+    for (; k < g.K; ++k) block_row(g.a, g.b, REV ? g.K - 1 - k : k, acc);
     for (; i < g.K2; ++i) tile_row(g, i, t);
 #pragma GCC unroll 8
     for (int v = 0; v < 8; ++v) _mm512_storeu_ps(g.c + 16 * v, acc[v]);
@@ -59,12 +60,17 @@ void run(const GemvTileArgs& g) {
 
 }  // namespace
 
-void gemv_block(const float* a, const float* b, std::int64_t K, float* c) {
+void gemv_block(const float* a, const float* b, std::int64_t K, float* c, bool reverse) {
     __m512 acc[8];
 #pragma GCC unroll 8
     for (int v = 0; v < 8; ++v) acc[v] = _mm512_loadu_ps(c + 16 * v);
+    if (reverse) {
 #pragma GCC unroll 2
-    for (i64 k = 0; k < K; ++k) block_row(a, b, k, acc);
+        for (i64 k = K - 1; k >= 0; --k) block_row(a, b, k, acc);
+    } else {
+#pragma GCC unroll 2
+        for (i64 k = 0; k < K; ++k) block_row(a, b, k, acc);
+    }
 #pragma GCC unroll 8
     for (int v = 0; v < 8; ++v) _mm512_storeu_ps(c + 16 * v, acc[v]);
 }
@@ -72,11 +78,11 @@ void gemv_block(const float* a, const float* b, std::int64_t K, float* c) {
 void gemv_block_tile(const GemvTileArgs& g) {
     // As many block rows per tile row as keeps both streams going to the end.
     if (g.K >= 4 * g.K2)
-        run<4>(g);
+        g.reverse ? run<4, true>(g) : run<4, false>(g);
     else if (g.K >= 2 * g.K2)
-        run<2>(g);
+        g.reverse ? run<2, true>(g) : run<2, false>(g);
     else
-        run<1>(g);
+        g.reverse ? run<1, true>(g) : run<1, false>(g);
 }
 GRAFT_SIMD_AVX512_END
 
@@ -85,7 +91,7 @@ bool gemv_block_tile_available() { return active_isa() == Isa::avx512; }
 #else
 bool gemv_block_tile_available() { return false; }
 void gemv_block_tile(const GemvTileArgs&) {}
-void gemv_block(const float*, const float*, std::int64_t, float*) {}
+void gemv_block(const float*, const float*, std::int64_t, float*, bool) {}
 #endif
 
 }  // namespace graft::cpu::gemm

@@ -31,6 +31,7 @@ struct GemvTileArgs {
     float* c2;
     std::int64_t ldc2;
     const float* bias2;
+    bool reverse = false;  // the block's k rows last to first (the tile's in order)
 };
 
 /// Whether gemv_block_tile runs on this CPU (AVX-512: the block's 8 accumulators and the tile's 16
@@ -41,7 +42,8 @@ bool gemv_block_tile_available();
 /// gemv_block_tile_available().
 void gemv_block_tile(const GemvTileArgs& g);
 
-/// The block alone: c[0, 128) += a[0, K) . B. Only where gemv_block_tile_available().
-void gemv_block(const float* a, const float* b, std::int64_t K, float* c);
+/// The block alone: c[0, 128) += a[0, K) . B, its k rows last to first with `reverse`. Only where
+/// gemv_block_tile_available().
+void gemv_block(const float* a, const float* b, std::int64_t K, float* c, bool reverse = false);
 
 }  // namespace graft::cpu::gemm
