@@ -170,7 +170,8 @@ TEST_CASE("recurrent: packed weights, matrix-vector steps and the batch split ma
                                 run_and_check(s, st, yr, hr, cr);
                             }
                             st.r_finite = true;  // without h0: the first step's product over [W] alone
-                            for (graft::cpu::ThreadPool* pool : {static_cast<graft::cpu::ThreadPool*>(nullptr), &three}) {
+                            graft::cpu::ThreadPool* const one_or_three[] = {nullptr, &three};
+                            for (graft::cpu::ThreadPool* pool : one_or_three) {
                                 st.pool = pool;
                                 INFO("[W; R] stacked, first step over W, threads " << (pool ? 3 : 1));
                                 run_and_check(s, st, yr, hr, cr);
