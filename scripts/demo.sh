@@ -41,16 +41,19 @@ set +x
 echo
 echo "the Iris model as generated C++:"
 cxx=${CXX:-c++}
+# The program goes beside the generated set, not into it: graft replaces a set it wrote on the next
+# run, and refuses to when it finds a file it did not write there (as an older demo left one).
+rm -f "$out/cpp/classify_iris"
 set -x
 "$graft" convert "$sample/model.h5" --backend cpp -o "$out/cpp" --name iris
 "$cxx" -std=c++17 -O2 -I "$out/cpp" -DIRIS_WEIGHTS="\"$out/cpp/iris.weights\"" samples/generated/main.cpp "$out/cpp/iris.cpp" \
-  -o "$out/cpp/classify_iris"
+  -o "$out/classify_iris"
 set +x
 # input.npy is a version 1 .npy: 10 bytes of magic, version and header length, the header, then float32 data.
 header=$(od -A n -t u2 -j 8 -N 2 "$sample/input.npy" | tr -d ' ')
 flowers=$(od -A n -v -t f4 -j $((10 + header)) "$sample/input.npy")
 # shellcheck disable=SC2086  # one argument per measurement
-"$out/cpp/classify_iris" $flowers | tee "$out/species_cpp.txt"
+"$out/classify_iris" $flowers | tee "$out/species_cpp.txt"
 if cmp -s "$out/species.txt" "$out/species_cpp.txt"; then
   echo "generated C++ gives the same predictions as graft run"
 else
