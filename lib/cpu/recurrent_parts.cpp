@@ -17,9 +17,9 @@
 // Without h0 the first step's h is zero, and with R finite (RnnPrepared::r_finite) so is its
 // h . R: that step reads no R.
 //
-// There, every other step walks its part of R backwards (its slices, blocks and the blocks' rows
-// last to first), so that it starts with what the step before read last, still in L1 (a 256 KB
-// R: 3% less time a step). The sums of those steps run in the other order, the same on any
+// With the projection interleaved, every other step walks its part of R backwards (its slices,
+// blocks and the blocks' rows last to first), so that it starts with what the step before read
+// last, still in L1 (a 256 KB R: 3% less time a step). The sums of those steps run in the other order, the same on any
 // number of threads.
 #include <algorithm>
 #include <atomic>
@@ -113,7 +113,7 @@ void lstm_parts(const float* x, float* y, float* h_last, float* c_last, const Rn
     float* xt = work + graft_rt::rnn_workspace(p, 4);
     float* zt = xt + S * p.i;
     // A group's S steps have S * cols / 128 blocks for the next group's cols / 32 tiles: a tile in
-    // every other block. (Measured: tiles of 4 rows in every block, 2% slower.)
+    // every other block. (Measured: tiles of 4 rows in every block, 4% slower.)
     const i64 blocks = cols / gemm::kGemvBlock;
     static_assert(S * gemm::kTileCols == 2 * gemm::kGemvBlock, "a tile in every other block");
 
