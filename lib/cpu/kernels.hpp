@@ -99,7 +99,8 @@ struct RnnPrepared {
     /// no input projection of every step beforehand; the workspace is rnn_work_floats'.
     const float* wr_packed = nullptr;
     /// R is constant and finite: with a zero initial state (no h0) the first step's h . R is
-    /// exactly zero, so LSTM and SimpleRNN skip it (0 . inf would be NaN, hence finite).
+    /// exactly zero, and the stacked [W; R] steps and the batch-1 split steps skip it (0 . inf
+    /// would be NaN, hence finite).
     bool r_finite = false;
 };
 /// Scratch floats a recurrent kernel with `gates` gates needs with these prepared weights:
